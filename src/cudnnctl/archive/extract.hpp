@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Safe extraction of NVIDIA's .tar.xz archives with libarchive. Every entry is hostile
+// until checked: no "..", no absolute paths, links must stay inside the tree, no device
+// nodes/FIFOs/sockets, no setuid/setgid, sizes capped. Only tar + xz are enabled (no
+// external filter programs on unverified bytes).
+#pragma once
+
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudnnctl::archive {
+
+// --- Interface ---
+
+// Where compressed bytes come from. read() returns the number of bytes placed in `buf`
+// (0 = end of stream) or an error (which aborts extraction with that error).
+class ByteSource {
+public:
+  virtual ~ByteSource() = default;
+  [[nodiscard]] virtual Result<size_t> read(char* buf, size_t capacity) = 0;
+};
+
+// Reads a file from start to end.
+class FileSource : public ByteSource {
+public:
+  [[nodiscard]] static Result<FileSource> open(const std::filesystem::path& path);
+  FileSource(FileSource&&) noexcept;
+  ~FileSource() override;
+  [[nodiscard]] Result<size_t> read(char* buf, size_t capacity) override;
+
+private:
+  explicit FileSource(int fd, std::filesystem::path path) : m_fd(fd), m_path(std::move(path)) {}
+  int m_fd = -1;
+  std::filesystem::path m_path;
+};
+
+enum class EntryKind { file, directory, symlink, hardlink };
+
+struct Entry {
+  std::string path;   // relative to the destination, top folder stripped, e.g. "lib/libcudnn.so"
+  EntryKind kind = EntryKind::file;
+  uint64_t size = 0;  // files
+  uint32_t mode = 0;  // permission bits as written (0755/0644 style; never setuid/setgid)
+  std::string sha256; // files: hash of the bytes written
+  std::string target; // symlink target as stored; hardlink: the path (stripped) it links to
+};
+
+struct ExtractOptions {
+  // When non-empty, the single top folder must have this name (NVIDIA: the archive file name
+  // without ".tar.xz"). Empty: any single top folder is accepted. Entries outside it, or a
+  // missing top folder: refused.
+  std::string expected_top;
+  uint64_t max_total_bytes = 0; // cap on the sum of file sizes (0 = no cap)
+  uint64_t max_entry_bytes = 0; // cap on one file (0 = no cap)
+  // Decides, per stripped path, whether the entry is written (component filtering);
+  // excluded entries are still read and checked. Empty: everything is written.
+  std::function<bool(std::string_view path, EntryKind kind)> include;
+  // Called with each extracted file's size as it completes (progress); may be empty.
+  std::function<void(uint64_t bytes_out)> progress;
+};
+
+// Extracts the stream into `dest` (an existing empty directory on the store's filesystem;
+// its real path is resolved first). Returns the written entries in archive order. Errors:
+// ErrorCode::integrity for hostile or corrupt archives (naming the entry and the reason),
+// ErrorCode::environment for I/O failures (disk full). On error `dest` may hold partial
+// output; the caller removes it. Files are written with O_NOFOLLOW|O_EXCL via *at() calls
+// relative to `dest` and are not fsynced here (the caller syncs the whole tree once).
+[[nodiscard]] Result<std::vector<Entry>> extract(ByteSource& source,
+                                                 const std::filesystem::path& dest,
+                                                 const ExtractOptions& options);
+
+// Convenience: extract(FileSource::open(archive), ...).
+[[nodiscard]] Result<std::vector<Entry>> extract_file(const std::filesystem::path& archive,
+                                                      const std::filesystem::path& dest,
+                                                      const ExtractOptions& options);
+
+} // namespace cudnnctl::archive

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// NVIDIA's redistrib_<label>.json in both real schemas: A (old flat 8.x: platform ->
+// package) and B (per CUDA variant: platform -> "cudaNN" -> package), plus the mixed shape
+// of redistrib_9.27.0.json (windows-arm64 holds a "cuda13" package AND flat fields).
+#pragma once
+
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudnnctl::manifest {
+
+// --- Interface ---
+
+struct Package {
+  std::string relative_path; // validated: relative, no "..", "<product>/<platform>/<file>"
+  std::string sha256;        // 64 lower-case hex digits
+  uint64_t size = 0;         // parsed strictly from the decimal string
+  std::string md5;           // informational only
+};
+
+struct Product {
+  std::string name;
+  std::string version;                   // 4 components, e.g. "9.2.0.82"
+  std::vector<std::string> cuda_variants; // schema B "cuda_variant", e.g. {"11", "12"}
+  // platform -> CUDA major -> package. Schema A flat packages are filed under the CUDA
+  // major of release_product ("cudnn-v8-9-cuda-12" -> 12) or of the file name ("_cuda12-").
+  std::map<std::string, std::map<int, Package>> packages;
+  // Entries that could not be understood, by platform key: why. Tolerated unless selected.
+  std::map<std::string, std::string> invalid;
+};
+
+struct Manifest {
+  std::string release_label;
+  std::string release_date;
+  std::string release_product;
+  std::map<std::string, Product> products; // "cudnn", "cudnn_samples", "cudnn_jit", ...
+  std::vector<std::string> warnings;       // odd entries outside what was selected
+};
+
+// Parses manifest bytes. Malformed JSON, a top level that is not an object, a missing or
+// non-string release_label, or a "cudnn" product that is not an object: ErrorCode::usage
+// ("malformed manifest <source>: ..."). Odd entries elsewhere become warnings/invalid.
+[[nodiscard]] Result<Manifest> parse_manifest(std::string_view bytes, std::string_view source);
+
+// What install downloads: one archive of one product for one platform and CUDA major.
+struct Selection {
+  std::string label;    // release_label
+  std::string version;  // the product's 4-component version
+  std::string platform; // "linux-x86_64"
+  int cuda_major = 0;
+  Package package;
+};
+
+// Selects the "cudnn" archive for `platform` and `cuda_major`. When `cuda_major` is unset,
+// takes the highest CUDA major offered for the platform and appends a warning saying so.
+// Unknown platform or variant, or an invalid selected entry: ErrorCode::usage with a message
+// that lists what the manifest does offer.
+[[nodiscard]] Result<Selection> select_package(const Manifest& manifest,
+                                               std::string_view platform,
+                                               std::optional<int> cuda_major,
+                                               std::vector<std::string>& warnings);
+
+} // namespace cudnnctl::manifest

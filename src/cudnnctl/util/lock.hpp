@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// One exclusive flock per state directory serialises mutating commands.
+#pragma once
+
+#include "util/fs.hpp"
+#include "util/result.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace cudnnctl::util {
+
+// --- Interface ---
+
+// Holds flock(LOCK_EX) on a lock file that is never unlinked (unlinking would let two
+// processes lock two different inodes). Opened O_CLOEXEC so children (ldconfig, the smoke
+// helper) never inherit it. Released by the destructor or by process death.
+class LockFile {
+public:
+  // Waits up to `timeout` (0 = fail at once). Busy past the timeout: ErrorCode::busy with
+  // the holder's description ("pid 1234: cudnnctl install 9.2.0, since ...").
+  // `holder` describes this process and is written into the file once locked.
+  [[nodiscard]] static Result<LockFile> acquire(const fs::path& path,
+                                                std::chrono::milliseconds timeout,
+                                                const std::string& holder);
+  LockFile(LockFile&&) noexcept = default;
+  LockFile& operator=(LockFile&&) noexcept = default;
+
+private:
+  explicit LockFile(Fd fd) : m_fd(std::move(fd)) {}
+  Fd m_fd;
+};
+
+} // namespace cudnnctl::util

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// Streaming SHA-256 through OpenSSL EVP (uses the CPU's SHA extensions).
+#pragma once
+
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+struct evp_md_ctx_st; // EVP_MD_CTX, forward-declared so only sha256.cpp sees OpenSSL
+
+namespace cudnnctl::util {
+
+// --- Interface ---
+
+class Sha256 {
+public:
+  Sha256(); // throws std::runtime_error when OpenSSL cannot allocate a context
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+  ~Sha256();
+  void update(const void* data, size_t size);
+  // Lower-case hex digest; the object must not be updated afterwards.
+  [[nodiscard]] std::string hex_final();
+
+private:
+  struct Deleter {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, Deleter> m_ctx;
+};
+
+// Hashes a whole file; also returns its size through `size_out` when given.
+[[nodiscard]] Result<std::string> sha256_file(const std::filesystem::path& path,
+                                              uint64_t* size_out = nullptr);
+[[nodiscard]] std::string sha256_hex(std::string_view data);
+
+// True when `s` is 64 lower- or upper-case hex digits.
+bool is_sha256_hex(std::string_view s);
+
+} // namespace cudnnctl::util

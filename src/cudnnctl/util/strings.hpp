@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small string helpers (GCC 12 has no std::format).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudnnctl::util {
+
+// --- Interface ---
+
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string_view trim(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+// Strict unsigned decimal parse (digits only, no sign, no overflow).
+std::optional<uint64_t> parse_u64(std::string_view s);
+// "1.5 GiB", "320 KiB", "12 B".
+std::string human_bytes(uint64_t bytes);
+// Current UTC time as "2026-11-30T03:50:47Z".
+std::string utc_timestamp();
+
+} // namespace cudnnctl::util

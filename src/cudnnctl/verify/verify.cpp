@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "verify/verify.hpp"
+
+#include "util/sha256.hpp"
+
+#include <sys/stat.h>
+
+namespace cudnnctl::verify {
+
+static std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'F') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+Status compare_digest(std::string_view what, uint64_t expected_size,
+                      std::string_view expected_sha256, uint64_t got_size,
+                      std::string_view got_sha256) {
+  if (got_size != expected_size) {
+    return fail(ErrorCode::integrity, "size mismatch for " + std::string(what) +
+                                          ": manifest says " + std::to_string(expected_size) +
+                                          " bytes, got " + std::to_string(got_size));
+  }
+  if (lower(got_sha256) != lower(expected_sha256)) {
+    return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) +
+                                          ": expected " + lower(expected_sha256) + ", got " +
+                                          lower(got_sha256));
+  }
+  return {};
+}
+
+Status verify_file(const std::filesystem::path& path, uint64_t expected_size,
+                   std::string_view expected_sha256) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return fail_errno("cannot stat " + path.string(), errno);
+  }
+  if (static_cast<uint64_t>(st.st_size) != expected_size) {
+    return compare_digest(path.string(), expected_size, expected_sha256,
+                          static_cast<uint64_t>(st.st_size), "");
+  }
+  uint64_t size = 0;
+  TRY_ASSIGN(std::string digest, util::sha256_file(path, &size));
+  return compare_digest(path.string(), expected_size, expected_sha256, size, digest);
+}
+
+} // namespace cudnnctl::verify

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Size, then SHA-256: the cheap check first, so a truncated file is reported as such.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace cudnnctl::verify {
+
+// --- Interface ---
+
+// Checks `path` against the manifest's size and sha256. Mismatch: ErrorCode::integrity with
+// both values ("size mismatch for X: manifest says N bytes, file has M").
+[[nodiscard]] Status verify_file(const std::filesystem::path& path, uint64_t expected_size,
+                                 std::string_view expected_sha256);
+
+// Compares already-computed values the same way (for streaming hashes).
+[[nodiscard]] Status compare_digest(std::string_view what, uint64_t expected_size,
+                                    std::string_view expected_sha256, uint64_t got_size,
+                                    std::string_view got_sha256);
+
+} // namespace cudnnctl::verify

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "util/fs.hpp"
+#include "util/lock.hpp"
+#include "util/process.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace cudnnctl;
+using namespace cudnnctl::util;
+
+static std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("AtomicFile commit replaces the target", "[util][atomic]") {
+  fs::create_directories("af1");
+  REQUIRE(write_file_atomic("af1/x", "old"));
+  auto file = AtomicFile::create("af1/x");
+  REQUIRE(file);
+  REQUIRE(file->write("new content"));
+  // Before commit the target still has the old content.
+  CHECK(*read_file("af1/x") == "old");
+  REQUIRE(file->commit());
+  CHECK(*read_file("af1/x") == "new content");
+  CHECK(names_in("af1") == std::vector<std::string>{"x"});
+}
+
+TEST_CASE("AtomicFile without commit leaves target and no temporary", "[util][atomic]") {
+  fs::create_directories("af2");
+  REQUIRE(write_file_atomic("af2/x", "old"));
+  {
+    auto file = AtomicFile::create("af2/x");
+    REQUIRE(file);
+    REQUIRE(file->write("never"));
+    CHECK(is_tmp_name(file->temp_path().filename().string()));
+  }
+  CHECK(*read_file("af2/x") == "old");
+  CHECK(names_in("af2") == std::vector<std::string>{"x"});
+}
+
+TEST_CASE("write_file_atomic sets the exact mode despite the umask", "[util][atomic]") {
+  mode_t old = ::umask(077);
+  REQUIRE(write_file_atomic("mode/f", "x", 0644));
+  ::umask(old);
+  struct stat st;
+  REQUIRE(::stat("mode/f", &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+}
+
+TEST_CASE("replace_symlink swaps the target atomically and leaves no temporary",
+          "[util][symlink]") {
+  fs::create_directories("sl/a");
+  fs::create_directories("sl/b");
+  REQUIRE(replace_symlink("sl/cur", "a"));
+  CHECK(read_link("sl/cur")->string() == "a");
+  REQUIRE(replace_symlink("sl/cur", "b"));
+  CHECK(read_link("sl/cur")->string() == "b");
+  CHECK(names_in("sl") == std::vector<std::string>{"a", "b", "cur"});
+}
+
+TEST_CASE("read_link fails on a regular file and on a missing path", "[util][symlink]") {
+  REQUIRE(write_file_atomic("rl/file", "x"));
+  CHECK_FALSE(read_link("rl/file"));
+  CHECK_FALSE(read_link("rl/missing"));
+}
+
+TEST_CASE("remove_tree never follows symlinks", "[util][remove]") {
+  fs::create_directories("rt/outside");
+  REQUIRE(write_file_atomic("rt/outside/keep", "precious"));
+  fs::create_directories("rt/victim/sub");
+  REQUIRE(write_file_atomic("rt/victim/sub/f", "x"));
+  fs::create_directory_symlink("../../outside", "rt/victim/sub/link");
+  ::chmod("rt/victim/sub", 0555);
+  REQUIRE(remove_tree("rt/victim"));
+  CHECK_FALSE(exists_nofollow("rt/victim"));
+  CHECK(*read_file("rt/outside/keep") == "precious");
+  CHECK(remove_tree("rt/does-not-exist"));
+}
+
+TEST_CASE("sync_tree and rename_durable publish a tree", "[util][sync]") {
+  fs::create_directories("st/staging/lib");
+  REQUIRE(write_file_atomic("st/staging/lib/a", "1"));
+  fs::create_symlink("a", "st/staging/lib/b");
+  REQUIRE(sync_tree("st/staging"));
+  REQUIRE(rename_durable("st/staging", "st/final"));
+  CHECK(*read_file("st/final/lib/b") == "1");
+  CHECK_FALSE(sync_tree("st/missing"));
+}
+
+TEST_CASE("resolve_in_root re-roots absolute links and stops .. at the root",
+          "[util][root]") {
+  fs::path root = fs::absolute("rr");
+  fs::create_directories(root / "usr/local/cuda-13.0/lib");
+  fs::create_directory_symlink("/usr/local/cuda-13.0", root / "usr/local/cuda");
+  fs::create_directory_symlink("lib", root / "usr/local/cuda-13.0/lib64");
+  auto r = resolve_in_root(root, "/usr/local/cuda/lib64");
+  REQUIRE(r);
+  CHECK(*r == root / "usr/local/cuda-13.0/lib");
+  fs::create_directory_symlink("../../../../../..", root / "usr/local/up");
+  auto up = resolve_in_root(root, "/usr/local/up/etc");
+  REQUIRE(up);
+  CHECK(*up == root / "etc");
+  CHECK(under_root(root, "/opt/cudnn") == root / "opt/cudnn");
+  CHECK(under_root("/", "/opt/cudnn") == fs::path("/opt/cudnn"));
+}
+
+TEST_CASE("sha256 of known inputs", "[util][sha256]") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  REQUIRE(write_file_atomic("h/abc", "abc"));
+  uint64_t size = 0;
+  CHECK(*sha256_file("h/abc", &size) ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(size == 3);
+  CHECK(is_sha256_hex(sha256_hex("x")));
+  CHECK_FALSE(is_sha256_hex("xyz"));
+}
+
+TEST_CASE("lock: a second holder is busy until the first releases", "[util][lock]") {
+  fs::path path = fs::absolute("lk/lock");
+  auto first = LockFile::acquire(path, std::chrono::milliseconds(0), "pid 1: first");
+  REQUIRE(first);
+  // flock locks belong to the open file description: a second open in another process
+  // must see it busy. Test from a forked child, as a second cudnnctl would be.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    auto second = LockFile::acquire(path, std::chrono::milliseconds(100), "pid 2: second");
+    bool busy = !second && second.error().code == ErrorCode::busy &&
+                second.error().message.find("pid 1: first") != std::string::npos;
+    ::_exit(busy ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  { auto moved = std::move(*first); }
+  // Released: now it can be taken at once.
+  auto again = LockFile::acquire(path, std::chrono::milliseconds(0), "pid 3");
+  CHECK(again);
+}
+
+TEST_CASE("run_process captures output, exit codes, signals and timeouts", "[util][process]") {
+  auto r = run_process({.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"}});
+  REQUIRE(r);
+  CHECK(r->out == "out\n");
+  CHECK(r->err == "err\n");
+  CHECK(r->exit_code == 3);
+  CHECK_FALSE(r->ok());
+  auto killed = run_process({.argv = {"sh", "-c", "kill -SEGV $$"}});
+  REQUIRE(killed);
+  CHECK(killed->term_signal == SIGSEGV);
+  auto slow = run_process(
+      {.argv = {"sh", "-c", "sleep 30"}, .timeout = std::chrono::milliseconds(200)});
+  REQUIRE(slow);
+  CHECK(slow->timed_out);
+  auto env = run_process({.argv = {"/bin/sh", "-c", "echo \"$FOO\""},
+                          .env = std::vector<std::string>{"FOO=bar"}});
+  REQUIRE(env);
+  CHECK(env->out == "bar\n");
+  CHECK_FALSE(run_process({.argv = {"/nonexistent/program"}}));
+}
+
+TEST_CASE("string helpers", "[util][strings]") {
+  CHECK(parse_u64("752511848") == 752511848u);
+  CHECK(parse_u64("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(parse_u64("18446744073709551616"));
+  CHECK_FALSE(parse_u64("-1"));
+  CHECK_FALSE(parse_u64(""));
+  CHECK_FALSE(parse_u64("12a"));
+  CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
+  CHECK(trim("  x \n") == "x");
+  CHECK(human_bytes(1536) == "1.5 KiB");
+}
