@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// CLI11 wiring of the subcommands. Each register_* adds one or more subcommands to `app`
+// whose callback stores, in `action`, the one library call that runs the command.
+#pragma once
+
+#include "ops/context.hpp"
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace cudnnctl::cli {
+
+// --- Interface ---
+
+using Action = std::function<Status(ops::Context&)>;
+
+void register_install(CLI::App& app, Action& action);
+void register_switch(CLI::App& app, Action& action);   // use, rollback
+void register_query(CLI::App& app, Action& action);    // status, list, history, verify
+void register_maintain(CLI::App& app, Action& action); // remove, gc, recover
+
+} // namespace cudnnctl::cli

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "integrate/loader.hpp"
+
+#include "util/fs.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include <unistd.h>
+
+namespace cudnnctl::integrate {
+
+std::string ldconfig_path() {
+  for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig"}) {
+    if (::access(p, X_OK) == 0) {
+      return p;
+    }
+  }
+  return "ldconfig";
+}
+
+Status write_loader_dropin(const store::Layout& layout, const std::string& entry) {
+  std::string content = "# Managed by cudnnctl: the active cuDNN store entry. Do not edit;\n"
+                        "# `cudnnctl use/rollback` rewrites this file.\n" +
+                        (layout.sys_entry_dir(entry) / "lib").string() + "\n";
+  return util::write_file_atomic(layout.ld_conf_dropin(), content, 0644);
+}
+
+Status remove_loader_dropin(const store::Layout& layout) {
+  TRY(util::remove_file(layout.ld_conf_dropin()));
+  if (util::exists_nofollow(layout.ld_conf_dropin().parent_path())) {
+    TRY(util::fsync_dir(layout.ld_conf_dropin().parent_path()));
+  }
+  return {};
+}
+
+std::optional<std::string> loader_dropin_dir(const store::Layout& layout) {
+  auto text = util::read_file(layout.ld_conf_dropin(), 1 << 16);
+  if (!text) {
+    return std::nullopt;
+  }
+  for (const auto& line : util::split(*text, '\n')) {
+    auto t = util::trim(line);
+    if (!t.empty() && t[0] != '#') {
+      return std::string(t);
+    }
+  }
+  return std::string();
+}
+
+Status run_ldconfig(const store::Layout& layout) {
+  std::vector<std::string> argv = {ldconfig_path()};
+  if (!layout.root_is_slash()) {
+    argv.push_back("-r");
+    argv.push_back(layout.root().string());
+  }
+  TRY_ASSIGN(auto r, util::run_process({.argv = argv, .timeout = std::chrono::seconds(120)}));
+  if (!r.ok()) {
+    std::string why = std::string(util::trim(r.err));
+    return fail(ErrorCode::environment,
+                util::join(argv, " ") + " failed (" + r.describe() + ")" +
+                    (why.empty() ? "" : ": " + why.substr(0, why.find('\n'))));
+  }
+  return {};
+}
+
+std::vector<std::string> loader_config_warnings(const store::Layout& layout) {
+  std::vector<std::string> out;
+  auto conf = util::read_file(layout.host("/etc/ld.so.conf"), 1 << 20);
+  if (!conf) {
+    out.push_back(layout.host("/etc/ld.so.conf").string() +
+                  " is missing: ldconfig will ignore " + layout.ld_conf_dropin().string() +
+                  " (add the line `include /etc/ld.so.conf.d/*.conf`)");
+    return out;
+  }
+  for (const auto& line : util::split(*conf, '\n')) {
+    auto t = util::trim(line);
+    if (t.starts_with("include") && t.find("/etc/ld.so.conf.d/") != std::string_view::npos) {
+      return out;
+    }
+  }
+  out.push_back(layout.host("/etc/ld.so.conf").string() +
+                " has no `include /etc/ld.so.conf.d/*.conf`: ldconfig will ignore " +
+                layout.ld_conf_dropin().string());
+  return out;
+}
+
+Result<std::optional<std::string>> ldcache_lookup(const store::Layout& layout,
+                                                  const std::string& soname) {
+  std::vector<std::string> argv = {ldconfig_path()};
+  if (!layout.root_is_slash()) {
+    argv.push_back("-r");
+    argv.push_back(layout.root().string());
+  }
+  argv.push_back("-p");
+  TRY_ASSIGN(auto r, util::run_process({.argv = argv, .timeout = std::chrono::seconds(60)}));
+  if (!r.ok()) {
+    return fail(ErrorCode::environment, util::join(argv, " ") + " failed (" + r.describe() + ")");
+  }
+#if defined(__x86_64__)
+  const std::string abi = "x86-64";
+#elif defined(__aarch64__)
+  const std::string abi = "AArch64";
+#else
+  const std::string abi;
+#endif
+  // Lines look like: "\tlibcudnn.so.9 (libc6,x86-64) => /opt/cudnn/store/.../libcudnn.so.9"
+  for (const auto& line : util::split(r.out, '\n')) {
+    auto t = util::trim(line);
+    if (!t.starts_with(soname + " (")) {
+      continue;
+    }
+    auto arrow = t.find(" => ");
+    if (arrow == std::string_view::npos) {
+      continue;
+    }
+    auto flags = t.substr(soname.size(), arrow - soname.size());
+    if (!abi.empty() && flags.find(abi) == std::string_view::npos) {
+      continue;
+    }
+    return std::optional<std::string>(std::string(t.substr(arrow + 4)));
+  }
+  return std::optional<std::string>();
+}
+
+} // namespace cudnnctl::integrate

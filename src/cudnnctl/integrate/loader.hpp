@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dynamic-loader integration: /etc/ld.so.conf.d/00-cudnnctl.conf names the ACTIVE STORE
+// ENTRY's lib/ directory (never `current`: a running process that loaded libcudnn.so.9 from
+// a path through `current` would lazily load sub-libraries of the next generation through
+// RUNPATH $ORIGIN after a switch), then ldconfig rebuilds the cache. "00-" sorts before
+// Debian's x86_64-linux-gnu.conf and CUDA's 000_cuda.conf / zz-cuda-*.conf, so the managed
+// copy wins for every process without its own RPATH.
+#pragma once
+
+#include "store/layout.hpp"
+#include "util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::integrate {
+
+// --- Interface ---
+
+// Atomically writes the drop-in naming <prefix>/store/<entry>/lib (path inside the root).
+[[nodiscard]] Status write_loader_dropin(const store::Layout& layout, const std::string& entry);
+
+// Removes the drop-in (missing is fine).
+[[nodiscard]] Status remove_loader_dropin(const store::Layout& layout);
+
+// The directory the drop-in currently names, nullopt when there is no drop-in.
+[[nodiscard]] std::optional<std::string> loader_dropin_dir(const store::Layout& layout);
+
+// Runs `ldconfig` (root "/") or `ldconfig -r <root>`; failure: ErrorCode::environment with
+// ldconfig's message.
+[[nodiscard]] Status run_ldconfig(const store::Layout& layout);
+
+// Warnings about the loader configuration under the root: /etc/ld.so.conf missing or
+// lacking `include /etc/ld.so.conf.d/*.conf` (then ldconfig ignores the drop-in).
+std::vector<std::string> loader_config_warnings(const store::Layout& layout);
+
+// Which file the ld.so cache under the root maps `soname` to (ldconfig -r <root> -p, or
+// ldconfig -p for "/"): the first listed entry for this machine's ABI, nullopt if none.
+[[nodiscard]] Result<std::optional<std::string>> ldcache_lookup(const store::Layout& layout,
+                                                                const std::string& soname);
+
+// Path of the ldconfig binary.
+std::string ldconfig_path();
+
+} // namespace cudnnctl::integrate

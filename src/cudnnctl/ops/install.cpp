@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/install.hpp"
+
+#include "archive/extract.hpp"
+#include "archive/naming.hpp"
+#include "fetch/fetch.hpp"
+#include "ops/activate.hpp"
+#include "ops/postswitch.hpp"
+#include "ops/resolve.hpp"
+#include "ops/state.hpp"
+#include "ops/transaction.hpp"
+#include "ops/validate_staged.hpp"
+#include "store/history.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+#include "util/strings.hpp"
+#include "verify/verify.hpp"
+
+#include <algorithm>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+namespace cudnnctl::ops {
+
+using nlohmann::json;
+
+Result<std::vector<std::string>> parse_components(const std::string& list) {
+  std::vector<std::string> out;
+  for (const auto& raw : util::split(list, ',')) {
+    std::string c(util::trim(raw));
+    if (c != "runtime" && c != "headers" && c != "static") {
+      return fail(ErrorCode::usage, "unknown component \"" + c +
+                                        "\" in --components (valid: runtime, headers, static)");
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) {
+      out.push_back(c);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// Which archive paths a component set keeps.
+bool wanted_path(const std::vector<std::string>& components, std::string_view path) {
+  auto has = [&](const char* c) {
+    return std::find(components.begin(), components.end(), c) != components.end();
+  };
+  if (path.starts_with("include/") || path == "include") {
+    return has("headers");
+  }
+  if (path.starts_with("lib/")) {
+    if (path.ends_with(".a")) {
+      return has("static");
+    }
+    return has("runtime") || path == "lib";
+  }
+  return true; // LICENSE and other top-level files
+}
+
+// A ByteSource over a file that calls the mid-extract hook once half of it was read.
+class HookedFileSource : public archive::ByteSource {
+public:
+  HookedFileSource(archive::FileSource inner, uint64_t size)
+      : m_inner(std::move(inner)), m_half(size / 2) {}
+  Result<size_t> read(char* buf, size_t capacity) override {
+    TRY_ASSIGN(size_t n, m_inner.read(buf, capacity));
+    m_read += n;
+    if (!m_hooked && m_read >= m_half && m_half > 0) {
+      m_hooked = true;
+      TRY(util::hook("mid-extract"));
+    }
+    return n;
+  }
+
+private:
+  archive::FileSource m_inner;
+  uint64_t m_half;
+  uint64_t m_read = 0;
+  bool m_hooked = false;
+};
+
+json archive_json(const manifest::Selection& s, const std::string& url) {
+  return {{"version", s.version},     {"cuda", s.cuda_major},
+          {"platform", s.platform},   {"url", url},
+          {"sha256", s.package.sha256}, {"size", s.package.size}};
+}
+
+Status check_free_space(const fs::path& dir, uint64_t needed) {
+  struct statvfs st;
+  if (::statvfs(dir.c_str(), &st) != 0) {
+    return {};
+  }
+  uint64_t avail = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  if (avail < needed) {
+    return fail(ErrorCode::environment,
+                "not enough free space in " + dir.string() + ": " + util::human_bytes(avail) +
+                    " available, about " + util::human_bytes(needed) +
+                    " needed to extract the archive");
+  }
+  return {};
+}
+
+// Extracts the verified archive into a new staging directory and publishes it as the
+// store entry `name`. Journal phases: prepare (staging named) -> entry-committed.
+Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs::path& archive,
+                   const std::string& url, const std::vector<std::string>& components) {
+  const auto& layout = ctx.layout();
+  const auto& sel = r.selection;
+  TRY(util::make_dirs(layout.store_dir()));
+  jr.staging = ".staging-" + store::boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) +
+               "-" + util::random_hex(4);
+  TRY(store::write_journal(layout, jr));
+  fs::path staging = layout.store_dir() / jr.staging;
+  if (::mkdir(staging.c_str(), 0755) != 0) {
+    return fail_errno("cannot create " + staging.string(), errno);
+  }
+  uint64_t needed = sel.package.size * 2;
+  TRY(check_free_space(layout.store_dir(), needed));
+
+  archive::ExtractOptions eo;
+  eo.expected_top = archive::archive_top_name(sel.package.relative_path);
+  eo.max_total_bytes = sel.package.size * 16 + (64u << 20);
+  eo.max_entry_bytes = eo.max_total_bytes;
+  eo.include = [&](std::string_view path, archive::EntryKind) {
+    return wanted_path(components, path);
+  };
+  ctx.info("extracting " + fs::path(sel.package.relative_path).filename().string());
+  TRY_ASSIGN(auto source, archive::FileSource::open(archive));
+  HookedFileSource hooked(std::move(source), sel.package.size);
+  TRY_ASSIGN(auto entries, archive::extract(hooked, staging, eo));
+  TRY(util::hook("after-extract"));
+
+  TRY(validate_staged(ctx, staging, sel));
+
+  store::EntryInfo info;
+  info.name = jr.entry;
+  info.version = sel.version;
+  info.label = sel.label;
+  info.cuda_major = sel.cuda_major;
+  info.platform = sel.platform;
+  info.components = components;
+  info.origin = "installed";
+  info.created = util::utc_timestamp();
+  info.archive = store::ArchiveInfo{url, sel.package.sha256, sel.package.size};
+  std::map<std::string, const archive::Entry*> by_path;
+  for (const auto& e : entries) {
+    by_path[e.path] = &e;
+  }
+  for (const auto& e : entries) {
+    store::FileRecord f;
+    f.path = e.path;
+    f.mode = e.mode;
+    switch (e.kind) {
+    case archive::EntryKind::file:
+      f.kind = "file";
+      f.size = e.size;
+      f.sha256 = e.sha256;
+      break;
+    case archive::EntryKind::hardlink:
+      f.kind = "file";
+      if (auto it = by_path.find(e.target); it != by_path.end()) {
+        f.size = it->second->size;
+        f.sha256 = it->second->sha256;
+      }
+      break;
+    case archive::EntryKind::symlink:
+      f.kind = "symlink";
+      f.target = e.target;
+      break;
+    case archive::EntryKind::directory:
+      f.kind = "dir";
+      break;
+    }
+    info.files.push_back(std::move(f));
+  }
+  TRY(util::write_file_atomic(staging / store::k_entry_meta, json(info).dump(1) + "\n", 0644,
+                              util::Fsync::no));
+  // Everything in the entry reaches the disk before the rename that publishes it.
+  TRY(util::sync_tree(staging));
+  TRY(util::hook("after-staging"));
+  jr.entry_created = true; // this transaction owns the entry from here on
+  TRY(store::write_journal(layout, jr));
+  TRY(util::rename_durable(staging, layout.entry_dir(jr.entry)));
+  jr.phase = store::Phase::entry_committed;
+  jr.staging.clear();
+  TRY(store::write_journal(layout, jr));
+  TRY(util::hook("after-store-commit"));
+  ctx.action("extracted " + describe(info) + " into " + layout.entry_dir(jr.entry).string());
+  return {};
+}
+
+// Gets the verified archive: --archive FILE, or the cache/mirrors.
+Result<std::pair<fs::path, std::string>> obtain_archive(Context& ctx, const InstallOptions& o,
+                                                        const Resolved& r) {
+  const auto& pkg = r.selection.package;
+  if (o.archive) {
+    TRY(verify::verify_file(*o.archive, pkg.size, pkg.sha256));
+    ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
+    return std::make_pair(fs::path(*o.archive), "file://" + fs::absolute(*o.archive).string());
+  }
+  fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
+  ctx.info("downloading " + fs::path(pkg.relative_path).filename().string() + " (" +
+           util::human_bytes(pkg.size) + ")");
+  TRY_ASSIGN(fs::path cached, fetch::fetch_archive(req, ctx.layout().cache_dir(),
+                                                   fetch_options(ctx)));
+  ctx.action("downloaded and verified " + fs::path(pkg.relative_path).filename().string());
+  return std::make_pair(cached, r.archive_urls.front());
+}
+
+} // namespace
+
+Status install(Context& ctx, const InstallOptions& o) {
+  TRY(parse_version_arg(o.version));
+  std::vector<std::string> components =
+      o.components.empty() ? store::default_components() : o.components;
+  TRY_ASSIGN(Target target, resolve_target(ctx));
+
+  // Already installed? Then no network is needed: a no-op or a switch to that entry.
+  {
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    std::vector<const store::EntryInfo*> local;
+    for (const auto* e : match_entries(ctx, view, o.version)) {
+      bool same = e->platform == target.platform && e->components == components &&
+                  e->origin == "installed" && (!target.cuda || e->cuda_major == *target.cuda);
+      if (same) {
+        local.push_back(e);
+      }
+    }
+    const auto* active = view.active_entry();
+    for (const auto* e : local) {
+      if (active && e->name == active->name) {
+        ctx.report().active = gen_info(ctx, view, view.current);
+        ctx.report().previous =
+            gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
+        ctx.report().data["entry"] = e->name;
+        if (e->archive) {
+          ctx.report().data["archive"] = {{"version", e->version}, {"cuda", e->cuda_major},
+                                          {"platform", e->platform}, {"url", e->archive->url},
+                                          {"sha256", e->archive->sha256},
+                                          {"size", e->archive->size}};
+        }
+        ctx.line("cuDNN " + describe(*e) + " is already active (generation " +
+                 std::to_string(*view.current) + "); nothing to do");
+        return {};
+      }
+    }
+    if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
+      ctx.info("cuDNN " + describe(*local.front()) + " is already in the store; activating it");
+      return activate_entry(ctx, local.front()->name, "install " + o.version);
+    }
+  }
+
+  if (!target.cuda) {
+    ctx.warn("no CUDA toolkit found under " +
+             ctx.layout().host(ctx.config().cuda_home).string() +
+             "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
+  } else {
+    ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
+  }
+  TRY_ASSIGN(Resolved r, resolve_release(ctx, o.version, target));
+  const auto& sel = r.selection;
+  std::string name = store::entry_name(sel.version, sel.cuda_major, sel.platform, components);
+  ctx.report().data["archive"] = archive_json(sel, r.archive_urls.front());
+  ctx.report().data["entry"] = name;
+  ctx.report().data["components"] = components;
+
+  TRY(check_requirements(ctx, sel, o));
+
+  if (ctx.dry_run()) {
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    ctx.report().active = gen_info(ctx, view, view.current);
+    bool present = view.entry(name) != nullptr;
+    const auto* active = view.active_entry();
+    ctx.report().changed = !(active && active->name == name);
+    if (ctx.report().changed) {
+      if (!present) {
+        ctx.action("would download " + r.archive_urls.front());
+        ctx.action("would install cuDNN " + sel.version + " (CUDA " +
+                   std::to_string(sel.cuda_major) + ", " + sel.platform + ") as " + name);
+      }
+      ctx.action("would activate " + name + " as a new generation");
+    }
+    ctx.line(ctx.report().changed ? "would install and activate cuDNN " + sel.version + " (CUDA " +
+                                        std::to_string(sel.cuda_major) + ", " + sel.platform + ")"
+                                  : "cuDNN " + sel.version + " is already active; nothing to do");
+    return {};
+  }
+
+  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  TRY_ASSIGN(StoreView view, read_store(ctx));
+  // Check again under the lock: another cudnnctl may have done the work meanwhile.
+  if (const auto* active = view.active_entry(); active && active->name == name) {
+    ctx.report().active = gen_info(ctx, view, view.current);
+    ctx.report().previous =
+        gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
+    ctx.line("cuDNN " + describe(*active) + " is already active; nothing to do");
+    return {};
+  }
+  if (view.entry(name)) {
+    return activate_entry_locked(ctx, name, "install " + o.version, o);
+  }
+
+  store::Journal jr = store::new_journal("install", ctx.opts().argv_line);
+  jr.entry = name;
+  jr.from_generation = view.current;
+  TRY(store::write_journal(ctx.layout(), jr));
+  auto run = [&]() -> Status {
+    TRY_ASSIGN(auto got, obtain_archive(ctx, o, r));
+    TRY(util::hook("after-download"));
+    TRY(build_entry(ctx, jr, r, got.first, got.second, components));
+    return {};
+  };
+  if (auto st = run(); !st) {
+    // Nothing was activated: undo what this transaction published and clear the journal.
+    // When the cleanup itself fails, the journal stays and the next command finishes it.
+    Error e = st.error();
+    e.add_context("installing cuDNN " + sel.version);
+    bool clean = true;
+    if (!jr.staging.empty()) {
+      clean = clean && util::remove_tree(ctx.layout().store_dir() / jr.staging).has_value();
+    }
+    if (jr.entry_created) {
+      clean = clean && delete_items(ctx, {}, {name}).has_value();
+    }
+    if (clean) {
+      (void)finish_transaction(ctx, jr, "failed", e.full_message());
+    }
+    (void)fill_active(ctx);
+    return fail(e);
+  }
+  return switch_to_new_generation(ctx, jr, view, "install " + o.version, o);
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/resolve.hpp"
+
+#include "host/host.hpp"
+#include "manifest/pins.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+
+namespace cudnnctl::ops {
+
+namespace {
+
+constexpr size_t k_max_manifest = 4u << 20;
+
+bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }
+
+// The manifest must describe the release that was asked for.
+Status check_manifest_matches(const manifest::Manifest& m, const manifest::Version& wanted,
+                              const std::string& source) {
+  auto it = m.products.find("cudnn");
+  if (it == m.products.end()) {
+    return fail(ErrorCode::usage, "manifest " + source + " has no \"cudnn\" product");
+  }
+  auto version = manifest::Version::parse(it->second.version);
+  auto label = manifest::Version::parse(m.release_label);
+  bool ok = (version && wanted.is_prefix_of(*version)) || (label && *label == wanted);
+  if (!ok) {
+    return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " +
+                                      it->second.version + " (label " + m.release_label +
+                                      "), not " + wanted.str());
+  }
+  return {};
+}
+
+} // namespace
+
+Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
+  auto v = manifest::Version::parse(version_arg);
+  if (!v || v->parts.size() < 3) {
+    return fail(ErrorCode::usage,
+                "invalid VERSION \"" + version_arg +
+                    "\": give a release label like 9.2.0 or a full version like 9.2.0.82");
+  }
+  return v;
+}
+
+Result<Target> resolve_target(Context& ctx) {
+  Target t;
+  if (ctx.opts().platform) {
+    t.platform = *ctx.opts().platform;
+  } else if (ctx.config().platform) {
+    t.platform = *ctx.config().platform;
+  } else {
+    TRY_ASSIGN(t.platform, host::host_platform());
+  }
+  if (!host::is_supported_platform(t.platform)) {
+    return fail(ErrorCode::usage, "unsupported platform \"" + t.platform +
+                                      "\": cudnnctl installs linux-x86_64, linux-sbsa and "
+                                      "linux-aarch64 archives");
+  }
+  if (ctx.opts().cuda) {
+    t.cuda = ctx.opts().cuda;
+    t.cuda_source = "--cuda";
+  } else if (ctx.config().cuda) {
+    t.cuda = ctx.config().cuda;
+    t.cuda_source = "config";
+  } else if (auto tk = host::detect_cuda(ctx.layout().root(), ctx.config().cuda_home)) {
+    t.cuda = tk->major;
+    t.cuda_source = "CUDA " + std::to_string(tk->major) +
+                    (tk->minor >= 0 ? "." + std::to_string(tk->minor) : "") + " at " +
+                    tk->home.string() + " (" + tk->source + ")";
+  }
+  return t;
+}
+
+fetch::Options fetch_options(const Context& ctx) {
+  fetch::Options o;
+  if (auto ca = ctx.cacert()) {
+    o.cacert = *ca;
+  }
+  return o;
+}
+
+Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
+                                 const Target& target) {
+  TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
+  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
+  Resolved r;
+  std::string bytes;
+  std::vector<std::string> bases;
+  bool check_pin = true;
+
+  // Pin check, run on every fetched manifest before it is used.
+  auto accept = [&](const std::string& body, const std::string& url) -> Status {
+    auto parsed = manifest::parse_manifest(body, url);
+    if (!parsed) {
+      return fail(parsed.error());
+    }
+    std::string label = parsed->release_label;
+    std::string digest = util::sha256_hex(body);
+    switch (pins.check(label, digest)) {
+    case manifest::PinVerdict::match:
+      return {};
+    case manifest::PinVerdict::mismatch:
+      return fail(ErrorCode::integrity,
+                  "manifest " + url + " does not match its pin for " + label + " (expected " +
+                      pins.find(label)->sha256 + " from " + pins.find(label)->source + ", got " +
+                      digest + ")");
+    case manifest::PinVerdict::unpinned:
+      if (ctx.require_pin()) {
+        return fail(ErrorCode::integrity, "manifest " + url + " for " + label +
+                                              " is not pinned and --require-pin is set (add its "
+                                              "sha256 to /etc/cudnnctl/pins.d/)");
+      }
+      return {};
+    }
+    return {};
+  };
+
+  if (ctx.opts().manifest && !is_url(*ctx.opts().manifest)) {
+    // The operator's explicit choice: used as given.
+    const std::string& file = *ctx.opts().manifest;
+    auto text = util::read_file(file, k_max_manifest);
+    if (!text) {
+      return fail(ErrorCode::usage, "cannot read --manifest " + file + ": " + text.error().message);
+    }
+    bytes = std::move(*text);
+    r.manifest_source = file;
+    bases = ctx.mirrors();
+    check_pin = false;
+  } else {
+    std::vector<std::string> manifest_bases;
+    std::vector<std::string> names;
+    if (ctx.opts().manifest) {
+      const std::string& url = *ctx.opts().manifest;
+      auto slash = url.rfind('/');
+      manifest_bases = {url.substr(0, slash + 1)};
+      names = {url.substr(slash + 1)};
+    } else {
+      manifest_bases = ctx.mirrors();
+      names = {"redistrib_" + wanted.str() + ".json"};
+      if (wanted.parts.size() == 4) {
+        // 9.x publishes only 3-component labels; 8.x has both.
+        names.push_back("redistrib_" + wanted.prefix(3) + ".json");
+      }
+    }
+    Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
+    for (const auto& name : names) {
+      ctx.info("fetching " + name, 1);
+      got = fetch::fetch_first(manifest_bases, name, k_max_manifest, fetch_options(ctx), accept);
+      if (got || got.error().code != ErrorCode::usage ||
+          got.error().message.find("not found") == std::string::npos) {
+        break;
+      }
+    }
+    if (!got) {
+      Error e = got.error();
+      if (e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos) {
+        auto labels = pins.labels();
+        e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
+                    (labels.empty() ? "" : " (releases cudnnctl knows: " +
+                                               util::join(labels, ", ") + ")");
+      }
+      return fail(e);
+    }
+    bytes = std::move(got->bytes);
+    r.manifest_source = got->url;
+    // Archives are looked for beside the manifest first, then on the other mirrors.
+    bases = {got->url.substr(0, got->url.rfind('/') + 1)};
+    for (const auto& m : ctx.mirrors()) {
+      if (std::find(bases.begin(), bases.end(), m) == bases.end()) {
+        bases.push_back(m);
+      }
+    }
+  }
+
+  TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(bytes, r.manifest_source));
+  if (check_pin && pins.check(m.release_label, util::sha256_hex(bytes)) ==
+                       manifest::PinVerdict::unpinned) {
+    ctx.warn("manifest " + r.manifest_source + " is not pinned: its archive checksums are only "
+             "as trustworthy as that mirror (pin it in /etc/cudnnctl/pins.d/ or use --require-pin)");
+  }
+  for (const auto& w : m.warnings) {
+    ctx.info("manifest: " + w, 1);
+  }
+  TRY(check_manifest_matches(m, wanted, r.manifest_source));
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(r.selection, manifest::select_package(m, target.platform, target.cuda, warnings));
+  for (const auto& w : warnings) {
+    ctx.warn(w);
+  }
+  for (const auto& base : bases) {
+    std::string url = fetch::join_url(base, r.selection.package.relative_path);
+    if (std::find(r.archive_urls.begin(), r.archive_urls.end(), url) == r.archive_urls.end()) {
+      r.archive_urls.push_back(url);
+    }
+  }
+  return r;
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transaction protocol every mutating command follows (docs/ARCHITECTURE.md):
+// lock -> recover what an earlier command left -> journal -> mutate -> flip `current`
+// -> integrate -> post-switch checks -> history -> clear the journal.
+#pragma once
+
+#include "ops/context.hpp"
+#include "ops/state.hpp"
+#include "store/journal.hpp"
+#include "util/lock.hpp"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::ops {
+
+// --- Interface ---
+
+// Refuses a prefix, state or cache directory that users other than root (and us) could
+// write: a root tool must not act on paths others can swap. World-writable sticky
+// directories owned by root (/tmp) are accepted. Error: ErrorCode::environment.
+[[nodiscard]] Status check_ownership(const Context& ctx);
+
+// Takes the state lock (ErrorCode::busy past --lock-timeout), then finishes or undoes an
+// interrupted transaction and removes leftovers. Keep the returned lock for the whole
+// command.
+[[nodiscard]] Result<util::LockFile> begin_mutation(Context& ctx);
+
+// The body of `recover` (and of begin_mutation's recovery): replays the journal, sweeps
+// leftovers, returns a line per thing done. Needs the lock.
+[[nodiscard]] Result<std::vector<std::string>> recover_interrupted(Context& ctx);
+
+// Integration of a switch: the loader drop-in names `entry`'s lib/ (or is removed when
+// nullopt), then ldconfig. Idempotent.
+[[nodiscard]] Status integrate_active(Context& ctx, const std::optional<std::string>& entry);
+
+// The journaled flip from jr.from_generation to jr.to_generation, then integration.
+// Journal phases: switching -> (flip) -> switched -> integrated.
+[[nodiscard]] Status switch_generation(Context& ctx, store::Journal& jr);
+
+// After a post-switch failure: phase reverting, flip back to jr.from_generation (or no
+// `current` when there was none), integrate, delete what this transaction created, record
+// history, clear the journal. Returns ErrorCode::rolled_back carrying `why`.
+[[nodiscard]] Error revert_switch(Context& ctx, store::Journal& jr, const Error& why);
+
+// Appends the history record of a finished transaction and clears the journal.
+[[nodiscard]] Status finish_transaction(Context& ctx, const store::Journal& jr,
+                                        const std::string& result, const std::string& message);
+
+// Deletes generations (links + metadata) and store entries (renamed to .trash-* first, so
+// a half-deleted entry never appears under its name). Skips anything `current` uses.
+[[nodiscard]] Status delete_items(Context& ctx, const std::vector<int>& generations,
+                                  const std::vector<std::string>& entries);
+
+// Next free generation number (above every link, metadata file and history record).
+[[nodiscard]] Result<int> next_generation_number(Context& ctx, const StoreView& view);
+
+// {"generation": n, "version": v} for history records (null when n is unset).
+nlohmann::json gen_ref(const Context& ctx, const StoreView& view, std::optional<int> n);
+
+} // namespace cudnnctl::ops

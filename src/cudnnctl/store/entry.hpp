@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Store entries: immutable directories <prefix>/store/<name>/ holding include/ and lib/ as
+// in NVIDIA's archive, plus .cudnnctl-entry.json describing them (written into the staging
+// directory before the rename that publishes the entry, so it is part of the entry).
+#pragma once
+
+#include "store/layout.hpp"
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::store {
+
+// --- Interface ---
+
+inline constexpr const char* k_entry_meta = ".cudnnctl-entry.json";
+
+struct FileRecord {
+  std::string path;   // relative to the entry, e.g. "lib/libcudnn.so.9"
+  std::string kind;   // "file", "symlink", "dir"
+  uint64_t size = 0;
+  uint32_t mode = 0;
+  std::string sha256; // files
+  std::string target; // symlinks
+};
+
+struct ArchiveInfo {
+  std::string url;
+  std::string sha256;
+  uint64_t size = 0;
+};
+
+struct EntryInfo {
+  std::string name;                    // directory name under store/
+  std::string version;                 // 4 components, e.g. "9.1.0.70"
+  std::string label;                   // release label it was installed as, e.g. "9.1.0"
+  int cuda_major = 0;
+  std::string platform;
+  std::vector<std::string> components; // sorted: "headers", "runtime", "static"
+  std::string origin;                  // "installed", "adopted", "restored"
+  std::string created;                 // UTC timestamp
+  std::optional<ArchiveInfo> archive;
+  std::vector<FileRecord> files;       // everything in the entry but the metadata file
+};
+
+// The default component set (runtime + headers).
+std::vector<std::string> default_components();
+
+// "<version>-cuda<M>-<platform>[-<components joined by '+'>]" (suffix only when the set
+// is not the default).
+std::string entry_name(const std::string& version, int cuda_major, const std::string& platform,
+                       const std::vector<std::string>& components);
+
+void to_json(nlohmann::json& j, const EntryInfo& e);
+void from_json(const nlohmann::json& j, EntryInfo& e);
+
+// Reads <entry dir>/.cudnnctl-entry.json. Missing or malformed: ErrorCode::environment
+// naming the file (the store is damaged; `verify`/`doctor` report it).
+[[nodiscard]] Result<EntryInfo> read_entry(const Layout& layout, const std::string& name);
+
+// Every published entry (directories in store/ not starting with '.'), sorted by version.
+// Unreadable metadata is skipped with a warning appended to `warnings`.
+[[nodiscard]] Result<std::vector<EntryInfo>> list_entries(const Layout& layout,
+                                                          std::vector<std::string>& warnings);
+
+} // namespace cudnnctl::store

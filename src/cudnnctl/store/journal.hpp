@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transaction journal: /var/lib/cudnnctl/journal.json, written (tmp + fsync + rename +
+// directory fsync) before the first mutation and at every phase change, removed when the
+// transaction is complete. Its presence means "a command was interrupted"; the next mutating
+// command (or `recover`) reads it and finishes or undoes that command.
+#pragma once
+
+#include "store/layout.hpp"
+#include "util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::store {
+
+// --- Interface ---
+
+inline constexpr int k_journal_format = 1;
+
+// Phases of a switch transaction, in order. Recovery decides by phase AND by what `current`
+// really names (the flip may have happened just before a crash that kept the phase behind).
+enum class Phase {
+  prepare,            // staging/downloading; nothing published yet
+  entry_committed,    // the new store entry was renamed into place
+  generation_created, // generations/<to> exists
+  switching,          // about to flip current (may or may not have happened)
+  switched,           // current names <to>; loader integration pending
+  integrated,         // loader/CUDA-home integration done; post-switch checks running
+  reverting,          // post-switch check failed; switching back to <from>
+  deleting,           // remove/gc: deleting the listed generations and entries
+};
+
+const char* phase_name(Phase p);
+std::optional<Phase> parse_phase(std::string_view s);
+
+struct Journal {
+  int format = k_journal_format;
+  std::string txid;
+  std::string command;       // "install", "use", "rollback", "remove", "gc", ...
+  std::string argv;          // the user's command line, for history
+  int pid = 0;
+  std::string boot_id;
+  std::string started;
+  Phase phase = Phase::prepare;
+  std::string staging;       // staging directory name under store/ (prepare phase)
+  std::string entry;         // store entry being installed/switched to
+  bool entry_created = false; // this transaction published `entry`
+  std::optional<int> from_generation;
+  std::optional<int> to_generation;
+  bool generation_created = false; // this transaction created `to_generation`
+  std::vector<int> delete_generations;      // deleting phase
+  std::vector<std::string> delete_entries;  // deleting phase
+};
+
+// Writes the journal durably (replaces any previous content).
+[[nodiscard]] Status write_journal(const Layout& layout, const Journal& journal);
+
+// Reads it: nullopt when there is none. Unreadable/corrupt: ErrorCode::environment.
+[[nodiscard]] Result<std::optional<Journal>> read_journal(const Layout& layout);
+
+// Removes it durably (unlink + fsync of the state directory): the transaction is complete.
+[[nodiscard]] Status clear_journal(const Layout& layout);
+
+// A fresh journal for this process (txid, pid, boot id, start time).
+Journal new_journal(std::string command, std::string argv);
+
+// The kernel's boot id (/proc/sys/kernel/random/boot_id), empty when unavailable.
+std::string boot_id();
+
+} // namespace cudnnctl::store

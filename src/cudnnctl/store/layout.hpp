@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where everything lives, for one --root and --prefix. Pure path arithmetic, no I/O.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace cudnnctl::store {
+
+namespace fs = std::filesystem;
+
+// --- Interface ---
+
+// Paths inside the managed system (DESIGN.md "Paths"): `sys_*` are absolute paths as the
+// managed system sees them (what goes into ld.so.conf.d); the others are host paths (where
+// this process reads and writes: the system path under --root).
+class Layout {
+public:
+  // `root`: host directory standing for "/" ("/" for the real system). `prefix`: absolute
+  // path inside the root (default /opt/cudnn).
+  Layout(fs::path root, fs::path prefix);
+
+  [[nodiscard]] const fs::path& root() const { return m_root; }
+  [[nodiscard]] bool root_is_slash() const { return m_root == "/"; }
+  // Host path of an absolute path inside the root.
+  [[nodiscard]] fs::path host(const fs::path& sys_path) const;
+
+  [[nodiscard]] const fs::path& sys_prefix() const { return m_prefix; }
+  [[nodiscard]] fs::path prefix_dir() const { return host(m_prefix); }
+  [[nodiscard]] fs::path store_dir() const { return prefix_dir() / "store"; }
+  [[nodiscard]] fs::path entry_dir(const std::string& name) const { return store_dir() / name; }
+  [[nodiscard]] fs::path sys_entry_dir(const std::string& name) const {
+    return m_prefix / "store" / name;
+  }
+  [[nodiscard]] fs::path generations_dir() const { return prefix_dir() / "generations"; }
+  [[nodiscard]] fs::path generation_link(int n) const {
+    return generations_dir() / std::to_string(n);
+  }
+  [[nodiscard]] fs::path generation_meta(int n) const {
+    return generations_dir() / (std::to_string(n) + ".json");
+  }
+  [[nodiscard]] fs::path current_link() const { return prefix_dir() / "current"; }
+
+  [[nodiscard]] fs::path state_dir() const { return host("/var/lib/cudnnctl"); }
+  [[nodiscard]] fs::path lock_file() const { return state_dir() / "lock"; }
+  [[nodiscard]] fs::path journal_file() const { return state_dir() / "journal.json"; }
+  [[nodiscard]] fs::path history_file() const { return state_dir() / "history.jsonl"; }
+  [[nodiscard]] fs::path backups_dir() const { return state_dir() / "backups"; }
+  [[nodiscard]] fs::path cache_dir() const { return host("/var/cache/cudnnctl"); }
+  [[nodiscard]] fs::path config_file() const { return host("/etc/cudnnctl/config.toml"); }
+  [[nodiscard]] fs::path pins_dir() const { return host("/etc/cudnnctl/pins.d"); }
+  [[nodiscard]] fs::path ld_conf_dropin() const {
+    return host("/etc/ld.so.conf.d/00-cudnnctl.conf");
+  }
+
+private:
+  fs::path m_root;
+  fs::path m_prefix;
+};
+
+} // namespace cudnnctl::store

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "util/hooks.hpp"
+
+#include "util/strings.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace cudnnctl::util {
+
+static bool names_step(const char* var, std::string_view step) {
+  const char* value = std::getenv(var);
+  if (!value || !*value) {
+    return false;
+  }
+  for (const auto& s : split(value, ',')) {
+    if (trim(s) == step) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status hook(std::string_view step) {
+  if (names_step("CUDNNCTL_TEST_CRASH_AT", step)) {
+    std::fprintf(stderr, "cudnnctl: test hook: crashing at %.*s\n", static_cast<int>(step.size()),
+                 step.data());
+    ::_exit(k_hook_crash_status);
+  }
+  if (const char* pause = std::getenv("CUDNNCTL_TEST_PAUSE_AT"); pause && *pause) {
+    std::string spec = pause;
+    auto colon = spec.find(':');
+    if (colon != std::string::npos && spec.substr(0, colon) == step) {
+      // Opening a FIFO for reading blocks until a writer appears: the test decides when
+      // this process may continue.
+      std::ifstream fifo(spec.substr(colon + 1));
+      std::string line;
+      std::getline(fifo, line);
+    }
+  }
+  if (names_step("CUDNNCTL_TEST_FAIL_AT", step)) {
+    return fail(ErrorCode::internal, "injected failure at " + std::string(step));
+  }
+  return {};
+}
+
+} // namespace cudnnctl::util
