@@ -19,7 +19,7 @@ Status append_history(const Layout& layout, json record) {
   TRY(util::make_dirs(layout.state_dir()));
   bool created = !util::exists_nofollow(layout.history_file());
   TRY_ASSIGN(util::Fd fd,
-             util::open_fd(layout.history_file(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW));
+             util::open_fd(layout.history_file(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW));
   // A previous append torn by a crash leaves a line without '\n': start on a fresh line.
   struct stat st;
   std::string line = record.dump() + "\n";

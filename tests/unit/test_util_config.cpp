@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/context.hpp"
+#include "util/toml.hpp"
+#include "validate/header.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cudnnctl;
+
+TEST_CASE("toml subset: values, comments, errors with file:line", "[config][toml]") {
+  auto r = util::parse_toml("# comment\nmirrors = [\"http://a/\", \"http://b/\"] # two\n"
+                            "require_pin = true\nlock_timeout = 30\nprefix = \"/opt/x\"\n",
+                            "cfg");
+  REQUIRE(r);
+  CHECK(std::get<std::vector<std::string>>(r->at("mirrors").value).size() == 2);
+  CHECK(std::get<bool>(r->at("require_pin").value));
+  CHECK(std::get<int64_t>(r->at("lock_timeout").value) == 30);
+  CHECK(r->at("prefix").line == 5);
+  const char* bad[] = {"[section]\n", "key\n", "key = \n", "key = \"open\n", "key = [1, 2]\n",
+                       "key = yes\n", "a = 1\na = 2\n", "key = 1 trailing\n", "= 3\n"};
+  for (const char* text : bad) {
+    INFO(text);
+    auto e = util::parse_toml(text, "cfg");
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == ErrorCode::usage);
+    CHECK(e.error().message.rfind("cfg:", 0) == 0);
+  }
+}
+
+TEST_CASE("config: known keys, types and ranges", "[config]") {
+  auto c = ops::parse_config("mirrors = \"http://m/\"\nkeep_generations = 5\ncuda = 12\n"
+                             "manage_cuda_home = false\n",
+                             "config.toml");
+  REQUIRE(c);
+  CHECK(c->mirrors == std::vector<std::string>{"http://m/"});
+  CHECK(c->keep_generations == 5);
+  CHECK(c->cuda == 12);
+  CHECK_FALSE(c->manage_cuda_home);
+  const char* bad[] = {"unknown_key = 1\n", "keep_generations = 0\n", "cuda = \"12\"\n",
+                       "prefix = \"relative/path\"\n", "require_pin = 1\n",
+                       "lock_timeout = -5\n", "mirrors = 3\n"};
+  for (const char* text : bad) {
+    INFO(text);
+    auto e = ops::parse_config(text, "config.toml");
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == ErrorCode::usage);
+  }
+}
+
+TEST_CASE("cudnn_version.h in the 8.x and 9.x formats", "[validate][header]") {
+  auto v9 = validate::parse_version_header("#ifndef CUDNN_VERSION_H_\n#define CUDNN_MAJOR 9\n"
+                                           "#define CUDNN_MINOR 19\n#define CUDNN_PATCHLEVEL 0\n"
+                                           "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + "
+                                           "CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n");
+  REQUIRE(v9);
+  CHECK(v9->str() == "9.19.0");
+  CHECK(v9->runtime_number() == 91900);
+  auto v8 = validate::parse_version_header("#define CUDNN_MAJOR    8\n#  define CUDNN_MINOR 9\n"
+                                           "#define CUDNN_PATCHLEVEL 7\n");
+  REQUIRE(v8);
+  CHECK(v8->runtime_number() == 8907);
+  // A longer macro name that starts with CUDNN_MAJOR must not be taken for it.
+  auto trap = validate::parse_version_header(
+      "#define CUDNN_MAJOR_X 3\n#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 2\n"
+      "#define CUDNN_PATCHLEVEL 1\n");
+  REQUIRE(trap);
+  CHECK(trap->str() == "9.2.1");
+  auto missing = validate::parse_version_header("#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 2\n");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::integrity);
+  CHECK(missing.error().message.find("CUDNN_PATCHLEVEL") != std::string::npos);
+}
