@@ -9,6 +9,7 @@ Modes:
   badrange    answers a Range with 206 whose Content-Range starts at 0
   trunc       first request per name: announces the full length, sends half, closes;
               later requests behave like ok
+  stall       first request per name: sends half, then nothing for 60 s; later like ok
   flaky       first request per name: 503 with Retry-After: 30; later like ok
   flood       200 without Content-Length, then zeros until the client goes away
   bigcl       200 with Content-Length: 10^12, then zeros until the client goes away
@@ -23,6 +24,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATE_LOCK = threading.Lock()
@@ -123,6 +125,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
+        if mode == "stall" and n == 1:
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(60)  # the client's low-speed limit must end this
+            self.close_connection = True
+            return
         if mode == "trunc" and n == 1:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()

@@ -173,6 +173,17 @@ expect_same "$WORK/sink5" "$WORK/root/a.tar.xz"
   fail "requests' Range: $(ranges http "$before" | tr '\n' ' ')"
 ARCHIVE_OPTS=()
 
+TEST "a stalled transfer ends by the low-speed limit and resumes"
+C=$WORK/c5s
+before=$(log_lines http)
+start=$(date +%s)
+archive "$C" --low-speed-time 1 --low-speed-limit 1000 "$BASE/stall/a.tar.xz"
+expect_rc 0
+[ "$(ranges http "$before" | tr '\n' ' ')" = "- bytes=$((SIZE / 2))- " ] ||
+  fail "requests' Range: $(ranges http "$before" | tr '\n' ' ')"
+[ $(($(date +%s) - start)) -lt 20 ] || fail "the stall was not detected"
+expect_same "$C/$SHA.tar.xz" "$WORK/root/a.tar.xz"
+
 TEST "a partial left by a failed run is resumed by the next run"
 C=$WORK/c6
 run archive --sha256 "$SHA" --size "$SIZE" --cache "$C" --attempts 1 "$BASE/trunc/sub/a.tar.xz"
