@@ -63,6 +63,8 @@ struct ExtractOptions {
   std::function<bool(std::string_view path, EntryKind kind)> include;
   // Called with each extracted file's size as it completes (progress); may be empty.
   std::function<void(uint64_t bytes_out)> progress;
+  // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
+  uint64_t max_entries = 1'000'000;
 };
 
 // Extracts the stream into `dest` (an existing empty directory on the store's filesystem;
