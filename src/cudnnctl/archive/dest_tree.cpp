@@ -15,7 +15,7 @@ namespace {
 
 constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-std::string duplicate_reason() { return "duplicate entry (the path was already extracted)"; }
+std::string duplicate_reason() { return "duplicate entry (the path already exists)"; }
 
 } // namespace
 
@@ -110,7 +110,7 @@ Status DestTree::make_dir(std::span<const std::string> path, std::string_view na
     if (::fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
       return {}; // a repeated directory entry
     }
-    return unsafe_entry(name, duplicate_reason());
+    return unsafe_entry(name, "duplicate entry (the path already exists and is not a directory)");
   }
   return fail_errno("cannot create directory " + host_path(path), err);
 }
