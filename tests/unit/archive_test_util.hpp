@@ -33,25 +33,28 @@ struct TEntry {
   unsigned mode = 0644;
   std::string link; // symlink or hard-link target, stored verbatim
   int64_t size = -1; // header size; -1: data.size(). Larger: the writer pads with NULs.
+  // Files: the data regions {offset, length} of a sparse file; `data` is the whole logical
+  // content (the writer stores only the regions).
+  std::vector<std::pair<int64_t, int64_t>> sparse;
 };
 
 inline TEntry mk_file(std::string name, std::string data, unsigned mode = 0644) {
-  return TEntry{std::move(name), Type::file, std::move(data), mode, "", -1};
+  return TEntry{std::move(name), Type::file, std::move(data), mode, "", -1, {}};
 }
 inline TEntry mk_dir(std::string name, unsigned mode = 0755) {
-  return TEntry{std::move(name), Type::dir, "", mode, "", -1};
+  return TEntry{std::move(name), Type::dir, "", mode, "", -1, {}};
 }
 inline TEntry mk_symlink(std::string name, std::string target) {
-  return TEntry{std::move(name), Type::symlink, "", 0777, std::move(target), -1};
+  return TEntry{std::move(name), Type::symlink, "", 0777, std::move(target), -1, {}};
 }
 inline TEntry mk_hardlink(std::string name, std::string target) {
-  return TEntry{std::move(name), Type::hardlink, "", 0644, std::move(target), -1};
+  return TEntry{std::move(name), Type::hardlink, "", 0644, std::move(target), -1, {}};
 }
 inline TEntry mk_node(std::string name, Type type) {
-  return TEntry{std::move(name), type, "", 0644, "", -1};
+  return TEntry{std::move(name), type, "", 0644, "", -1, {}};
 }
 inline TEntry mk_big_file(std::string name, int64_t size) {
-  return TEntry{std::move(name), Type::file, "", 0644, "", size};
+  return TEntry{std::move(name), Type::file, "", 0644, "", size, {}};
 }
 
 enum class Compression { xz, gzip, none, xz_twice };
@@ -122,6 +125,9 @@ inline void write_tar(const fs::path& out, const std::vector<TEntry>& entries,
       break;
     }
     archive_entry_set_size(e.get(), size);
+    for (const auto& [offset, length] : t.sparse) {
+      archive_entry_sparse_add_entry(e.get(), offset, length);
+    }
     check(a.get(), archive_write_header(a.get(), e.get()), "header");
     if (!t.data.empty()) {
       la_ssize_t n = archive_write_data(a.get(), t.data.data(), t.data.size());
