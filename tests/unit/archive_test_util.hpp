@@ -31,7 +31,7 @@ struct TEntry {
   Type type = Type::file;
   std::string data;
   unsigned mode = 0644;
-  std::string link; // symlink or hard-link target, stored verbatim
+  std::string link;  // symlink or hard-link target, stored verbatim
   int64_t size = -1; // header size; -1: data.size(). Larger: the writer pads with NULs.
   // Files: the data regions {offset, length} of a sparse file; `data` is the whole logical
   // content (the writer stores only the regions).

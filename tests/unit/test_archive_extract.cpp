@@ -41,7 +41,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 mode_t mode_of(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::lstat(p.c_str(), &st) == 0);
   return st.st_mode & 07777;
 }
@@ -120,7 +120,8 @@ TEST_CASE("an NVIDIA-layout archive extracts exactly", "[archive]") {
   CHECK(link->kind == EntryKind::hardlink);
   CHECK(link->target == "include/cudnn.h");
   CHECK(link->sha256 == util::sha256_hex("#define CUDNN_MAJOR 9\n"));
-  struct stat a{}, b{};
+  struct stat a {
+  }, b{};
   REQUIRE(::stat((dest / "include/cudnn.h").c_str(), &a) == 0);
   REQUIRE(::stat((dest / "include/cudnn_v9.h").c_str(), &b) == 0);
   CHECK(a.st_ino == b.st_ino);
@@ -129,9 +130,9 @@ TEST_CASE("an NVIDIA-layout archive extracts exactly", "[archive]") {
 
 TEST_CASE("implicit parents, ./ prefixes and repeated directories are accepted", "[archive]") {
   fs::path base = fresh_dir("implicit");
-  write_tar(base / "a.tar.xz", {mk_file("./top/lib/deep/x.so", "x"), mk_dir("top/lib/"), mk_dir("top/lib"),
-                               mk_symlink("top/include/up", "../lib/deep/x.so"),
-                               mk_symlink("top/lib/self", "..")});
+  write_tar(base / "a.tar.xz",
+            {mk_file("./top/lib/deep/x.so", "x"), mk_dir("top/lib/"), mk_dir("top/lib"),
+             mk_symlink("top/include/up", "../lib/deep/x.so"), mk_symlink("top/lib/self", "..")});
   auto result = extract_file(base / "a.tar.xz", base / "dest", {});
   REQUIRE(result);
   CHECK(result->size() == 5);
@@ -139,8 +140,7 @@ TEST_CASE("implicit parents, ./ prefixes and repeated directories are accepted",
   CHECK(mode_of(base / "dest/lib/deep") == 0755);
 }
 
-TEST_CASE("the component filter skips excluded entries and keeps dangling links",
-          "[archive]") {
+TEST_CASE("the component filter skips excluded entries and keeps dangling links", "[archive]") {
   fs::path base = fresh_dir("filter");
   write_tar(base / "a.tar.xz", nvidia_layout());
   ExtractOptions options;
@@ -172,8 +172,7 @@ TEST_CASE("a hard link kept while its target is excluded is a usage error", "[ar
   CHECK_THAT(result.error().message, Catch::Contains("excluded"));
 }
 
-TEST_CASE("the ByteSource adapter handles tiny reads and consumes the whole stream",
-          "[archive]") {
+TEST_CASE("the ByteSource adapter handles tiny reads and consumes the whole stream", "[archive]") {
   fs::path base = fresh_dir("tiny");
   write_tar(base / "a.tar.xz", nvidia_layout());
   std::string bytes = read_bytes(base / "a.tar.xz");

@@ -145,8 +145,9 @@ TEST_CASE("hard links must point at an extracted regular file inside the tree", 
   refused_as(with_prefix({mk_hardlink("top/lib/h", "top/lib/missing")}),
              "not a regular file extracted before it");
   refused_as(with_prefix({mk_hardlink("top/lib/h", "top/lib")}), "not a regular file");
-  refused_as(with_prefix({mk_symlink("top/lib/s", "../LICENSE"), mk_hardlink("top/lib/h", "top/lib/s")}),
-             "not a regular file");
+  refused_as(
+      with_prefix({mk_symlink("top/lib/s", "../LICENSE"), mk_hardlink("top/lib/h", "top/lib/s")}),
+      "not a regular file");
 }
 
 TEST_CASE("device nodes and FIFOs are refused", "[archive]") {
@@ -181,7 +182,8 @@ TEST_CASE("size limits are enforced", "[archive]") {
 }
 
 TEST_CASE("duplicate entries are refused", "[archive]") {
-  refused_as(with_prefix({mk_file("top/lib/a", "1"), mk_file("top/lib/a", "2")}), "duplicate entry");
+  refused_as(with_prefix({mk_file("top/lib/a", "1"), mk_file("top/lib/a", "2")}),
+             "duplicate entry");
   refused_as(with_prefix({mk_file("top/lib/a", "1"), mk_file("top/./lib//a", "2")}), "duplicate");
   refused_as(with_prefix({mk_symlink("top/lib/a", "b"), mk_file("top/lib/a", "2")}), "duplicate");
   refused_as(with_prefix({mk_file("top/lib/a", "1"), mk_dir("top/lib/a/")}), "duplicate");
@@ -194,9 +196,10 @@ TEST_CASE("the top folder must be single, present and as expected", "[archive]")
              "entries under two top folders, \"a\" and \"b\"");
   ExtractOptions options;
   options.expected_top = "cudnn-linux-x86_64-9.2.0.82_cuda12-archive";
-  refused_as(with_prefix({}),
-             "top folder \"top\" is not the expected \"cudnn-linux-x86_64-9.2.0.82_cuda12-archive\"",
-             options);
+  refused_as(
+      with_prefix({}),
+      "top folder \"top\" is not the expected \"cudnn-linux-x86_64-9.2.0.82_cuda12-archive\"",
+      options);
 }
 
 TEST_CASE("corrupt and non-xz archives are refused", "[archive]") {
@@ -226,8 +229,8 @@ TEST_CASE("corrupt and non-xz archives are refused", "[archive]") {
 
   // Read in small pieces, libarchive stops at the tar end-of-archive blocks before the xz
   // index and footer: the damage is then only visible to the end-of-stream check.
-  for (const std::string& damaged : {bytes.substr(0, bytes.size() - 1), bytes + "garbage!",
-                                      bytes + std::string(3, '\0')}) {
+  for (const std::string& damaged :
+       {bytes.substr(0, bytes.size() - 1), bytes + "garbage!", bytes + std::string(3, '\0')}) {
     fs::path dest = fs::current_path() / ("tail-damage" + std::to_string(damaged.size()));
     fs::create_directories(dest);
     MemorySource source(damaged, 1, 64);
@@ -249,9 +252,9 @@ TEST_CASE("corrupt and non-xz archives are refused", "[archive]") {
     CHECK(extract(source, dest, {}));
     CHECK(source.position() == tail_bytes.size());
   }
-  for (const std::string& damaged : {tail_bytes.substr(0, tail_bytes.size() - 1),
-                                      tail_bytes.substr(0, tail_bytes.size() - 12),
-                                      tail_bytes + "garbage!"}) {
+  for (const std::string& damaged :
+       {tail_bytes.substr(0, tail_bytes.size() - 1), tail_bytes.substr(0, tail_bytes.size() - 12),
+        tail_bytes + "garbage!"}) {
     fs::path dest = fs::current_path() / ("long-tail" + std::to_string(damaged.size()));
     fs::create_directories(dest);
     MemorySource source(damaged, 1, 64);
@@ -274,7 +277,9 @@ TEST_CASE("corrupt and non-xz archives are refused", "[archive]") {
     CHECK(error.code == ErrorCode::integrity);
     CHECK(error.message == "not a .tar.xz archive");
   }
-  for (const std::string& raw : {random_bytes(5000, 7), std::string(), std::string("\xfd" "7z")}) {
+  for (const std::string& raw : {random_bytes(5000, 7), std::string(),
+                                 std::string("\xfd"
+                                             "7z")}) {
     Error error = refused({}, {}, Compression::xz, &raw);
     CHECK(error.code == ErrorCode::integrity);
     CHECK(error.message == "not a .tar.xz archive");
@@ -290,7 +295,9 @@ TEST_CASE("a full disk (EFBIG under RLIMIT_FSIZE) is an environment error", "[ar
   if (pid == 0) {
     // The child: no Catch2 here. SIGXFSZ ignored, as the caller does.
     std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit{65536, 65536};
+    struct rlimit limit {
+      65536, 65536
+    };
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) {
       ::_exit(10);
     }

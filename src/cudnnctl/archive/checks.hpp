@@ -41,8 +41,8 @@ namespace cudnnctl::archive {
 // resolution differs from the lexical one and can climb out. Leading ".." components are
 // resolved against real directories only (the walk never creates anything through a link),
 // so with this rule every chain of links stays inside the tree.
-[[nodiscard]] std::optional<std::string> symlink_target_problem(
-    std::span<const std::string> link_dir, std::string_view target);
+[[nodiscard]] std::optional<std::string>
+symlink_target_problem(std::span<const std::string> link_dir, std::string_view target);
 
 // Why the permission bits `mode` (st_mode & 07777) are refused for an entry of `kind`:
 // setuid or setgid on anything, the sticky bit on a non-directory.

@@ -15,7 +15,9 @@ namespace {
 
 constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-std::string duplicate_reason() { return "duplicate entry (the path already exists)"; }
+std::string duplicate_reason() {
+  return "duplicate entry (the path already exists)";
+}
 
 } // namespace
 
@@ -80,8 +82,8 @@ Result<util::Fd> DestTree::walk(std::span<const std::string> dirs, Create create
 
 Result<int> DestTree::parent_of(std::span<const std::string> path, std::string_view name) {
   auto dirs = path.first(path.size() - 1);
-  if (m_cached && std::equal(dirs.begin(), dirs.end(), m_cached_dirs.begin(),
-                             m_cached_dirs.end())) {
+  if (m_cached &&
+      std::equal(dirs.begin(), dirs.end(), m_cached_dirs.begin(), m_cached_dirs.end())) {
     return m_cached.get();
   }
   TRY_ASSIGN(util::Fd fd, walk(dirs, Create::yes, name));
@@ -122,8 +124,8 @@ Result<util::Fd> DestTree::create_file(std::span<const std::string> path, mode_t
   do {
     // O_EXCL: never reuse or truncate an existing file; O_NOFOLLOW: never write through a
     // symlink at the final component.
-    fd = ::openat(parent, path.back().c_str(),
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    fd = ::openat(parent, path.back().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  mode);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     if (errno == EEXIST) {

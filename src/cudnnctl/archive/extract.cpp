@@ -85,8 +85,8 @@ private:
 Status Extractor::handle(archive_entry* entry) {
   ++m_count;
   if (m_options.max_entries != 0 && m_count > m_options.max_entries) {
-    return fail(ErrorCode::integrity, "unsafe archive: more than " +
-                                          std::to_string(m_options.max_entries) + " entries");
+    return fail(ErrorCode::integrity,
+                "unsafe archive: more than " + std::to_string(m_options.max_entries) + " entries");
   }
   const char* raw_name = archive_entry_pathname(entry);
   const std::string name = raw_name != nullptr ? raw_name : "";
@@ -153,8 +153,9 @@ Status Extractor::handle(archive_entry* entry) {
   case EntryKind::hardlink: {
     const Seen& target = m_seen.at(out.target);
     if (!target.written) {
-      return fail(ErrorCode::usage, "cannot extract hard link " + in_quotes(name) + ": its target " +
-                                        in_quotes(out.target) + " is excluded by the selection");
+      return fail(ErrorCode::usage, "cannot extract hard link " + in_quotes(name) +
+                                        ": its target " + in_quotes(out.target) +
+                                        " is excluded by the selection");
     }
     TRY(m_tree.make_hardlink(path, link_target, name));
     TRY(m_reader.skip_data()); // a hard link's content is its target's
@@ -263,20 +264,20 @@ Result<std::vector<std::string>> Extractor::hardlink_target(archive_entry* entry
   }
   std::vector<std::string> parts = split_components(target);
   if (parts.size() < 2 || parts.front() != m_top) {
-    return unsafe_entry(name, "hard link target " + in_quotes(target) + " is outside the top folder");
+    return unsafe_entry(name,
+                        "hard link target " + in_quotes(target) + " is outside the top folder");
   }
   parts.erase(parts.begin());
   auto it = m_seen.find(join_components(parts));
-  if (it == m_seen.end() || (it->second.kind != EntryKind::file &&
-                             it->second.kind != EntryKind::hardlink)) {
+  if (it == m_seen.end() ||
+      (it->second.kind != EntryKind::file && it->second.kind != EntryKind::hardlink)) {
     return unsafe_entry(name, "hard link target " + in_quotes(target) +
                                   " is not a regular file extracted before it");
   }
   return parts;
 }
 
-Status Extractor::write_zeros(int fd, util::Sha256& sha, uint64_t count,
-                              const std::string& where) {
+Status Extractor::write_zeros(int fd, util::Sha256& sha, uint64_t count, const std::string& where) {
   static const char k_zeros[65536] = {};
   while (count > 0) {
     const size_t n = count < sizeof k_zeros ? static_cast<size_t>(count) : sizeof k_zeros;
@@ -289,8 +290,8 @@ Status Extractor::write_zeros(int fd, util::Sha256& sha, uint64_t count,
 
 Status Extractor::write_file(archive_entry* entry, std::span<const std::string> path, Entry& out,
                              const std::string& name) {
-  const auto declared = static_cast<uint64_t>(
-      archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : 0);
+  const auto declared =
+      static_cast<uint64_t>(archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : 0);
   const std::string where = (m_tree.root() / out.path).string();
   TRY_ASSIGN(util::Fd fd, m_tree.create_file(path, out.mode, name));
   util::Sha256 sha;
@@ -306,8 +307,7 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
     if (offset < pos) {
       return fail(ErrorCode::integrity, "corrupt archive: overlapping data in " + in_quotes(name));
     }
-    if (end > declared ||
-        (m_options.max_entry_bytes != 0 && end > m_options.max_entry_bytes)) {
+    if (end > declared || (m_options.max_entry_bytes != 0 && end > m_options.max_entry_bytes)) {
       return unsafe_entry(name, "more data than the " + std::to_string(declared) +
                                     " bytes its header declares");
     }
@@ -318,8 +318,8 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
   }
   if (pos < declared) {
     if (archive_entry_sparse_count(entry) == 0) {
-      return fail(ErrorCode::integrity, "corrupt archive: data of " + in_quotes(name) + " ends after " +
-                                            std::to_string(pos) + " of " +
+      return fail(ErrorCode::integrity, "corrupt archive: data of " + in_quotes(name) +
+                                            " ends after " + std::to_string(pos) + " of " +
                                             std::to_string(declared) + " bytes");
     }
     TRY(write_zeros(fd.get(), sha, declared - pos, where)); // a trailing hole

@@ -227,6 +227,8 @@ Status Reader::finish() {
   return {};
 }
 
-uint64_t Reader::bytes_in() const { return m_impl->bytes_in; }
+uint64_t Reader::bytes_in() const {
+  return m_impl->bytes_in;
+}
 
 } // namespace cudnnctl::archive
