@@ -272,6 +272,16 @@ TEST_CASE("corrupt and non-xz archives are refused", "[archive]") {
     CHECK(extract(source, dest, {}));
   }
 
+  // Bad tar data inside a valid xz stream: a damaged second header, or no tar at all.
+  std::string tar = read_bytes(plain_tar);
+  tar[512 + 100] = static_cast<char>(tar[512 + 100] ^ 0x01); // mode field of "top/LICENSE"
+  for (const std::string& inner : {tar, random_bytes(20000, 9)}) {
+    std::string compressed = xz_compress(inner);
+    Error error = refused({}, {}, Compression::xz, &compressed);
+    CHECK(error.code == ErrorCode::integrity);
+    CHECK_THAT(error.message, Catch::StartsWith("corrupt archive: "));
+  }
+
   for (Compression c : {Compression::gzip, Compression::none, Compression::xz_twice}) {
     Error error = refused(good, {}, c);
     CHECK(error.code == ErrorCode::integrity);
