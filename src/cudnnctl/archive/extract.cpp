@@ -133,6 +133,9 @@ Status Extractor::handle(archive_entry* entry) {
   }
   TRY(check_tree(path, kind, name));
 
+  if (auto it = m_seen.find(out.path); it != m_seen.end() && it->second.written) {
+    return m_reader.skip_data(); // a repeated directory entry (check_tree refused the rest)
+  }
   // Excluded entries were checked like the others; only their data is skipped.
   const bool include = !m_options.include || m_options.include(out.path, kind);
   if (!include) {
