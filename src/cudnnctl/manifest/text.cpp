@@ -25,6 +25,11 @@ std::string quote(std::string_view s, size_t max) {
   return out;
 }
 
+std::string a_or_an(std::string_view noun) {
+  bool vowel = !noun.empty() && std::string_view("aeiou").find(noun[0]) != std::string_view::npos;
+  return std::string(vowel ? "an " : "a ") + std::string(noun);
+}
+
 std::string printable(std::string_view s) {
   if (s.empty() || s.size() > 64) {
     return quote(s);

@@ -11,7 +11,10 @@ namespace cudnnctl::manifest::detail {
 
 // `s` in double quotes, control and non-ASCII bytes as \xNN, cut after `max` bytes with
 // "..." and the full length: safe to embed in a one-line message whatever `s` holds.
-std::string quote(std::string_view s, size_t max = 64);
+std::string quote(std::string_view s, size_t max = 160);
+
+// "an array", "a string": the article and the noun, for messages about JSON types.
+std::string a_or_an(std::string_view noun);
 
 // `s` itself when it is short printable ASCII without spaces or quotes (a platform key, a
 // label); otherwise quote(s).
