@@ -34,9 +34,8 @@ std::string edited(const std::function<void(json&)>& edit) {
 }
 
 std::string real_9_2_0() {
-  auto text =
-      util::read_file(std::filesystem::path(CUDNNCTL_REFERENCE_DIR) / "nvidia-redist" /
-                      "redistrib_9.2.0.json");
+  auto text = util::read_file(std::filesystem::path(CUDNNCTL_REFERENCE_DIR) / "nvidia-redist" /
+                              "redistrib_9.2.0.json");
   REQUIRE(text);
   return *text;
 }
@@ -52,21 +51,31 @@ TEST_CASE("the fixture manifest itself is fine", "[manifest][malformed]") {
 }
 
 TEST_CASE("malformed documents are usage errors", "[manifest][malformed]") {
-  SECTION("empty input") { expect_usage("", "malformed manifest fixture.json: empty input"); }
-  SECTION("whitespace only") { expect_usage("  \n", "malformed manifest fixture.json"); }
+  SECTION("empty input") {
+    expect_usage("", "malformed manifest fixture.json: empty input");
+  }
+  SECTION("whitespace only") {
+    expect_usage("  \n", "malformed manifest fixture.json");
+  }
   SECTION("truncated JSON") {
     std::string real = real_9_2_0();
     expect_usage(real.substr(0, real.size() / 2), "parse error");
   }
-  SECTION("trailing garbage") { expect_usage(fixture_manifest().dump() + "x", "parse error"); }
+  SECTION("trailing garbage") {
+    expect_usage(fixture_manifest().dump() + "x", "parse error");
+  }
   SECTION("invalid UTF-8") {
     std::string text = fixture_manifest().dump();
     const std::string name = "\"NVIDIA cuDNN samples\"";
     text.replace(text.find(name), name.size(), "\"\xff\xfe\"");
     expect_usage(text, "malformed manifest");
   }
-  SECTION("top-level array") { expect_usage("[1, 2]", "the top level is an array"); }
-  SECTION("top-level string") { expect_usage("\"cudnn\"", "the top level is a string"); }
+  SECTION("top-level array") {
+    expect_usage("[1, 2]", "the top level is an array");
+  }
+  SECTION("top-level string") {
+    expect_usage("\"cudnn\"", "the top level is a string");
+  }
   SECTION("release_label missing") {
     expect_usage(edited([](json& d) { d.erase("release_label"); }), "no release_label");
   }
@@ -147,8 +156,12 @@ TEST_CASE("bad fields of the selected package are usage errors", "[manifest][mal
   auto with = [](const char* field, json value) {
     return edited([&](json& d) { d["cudnn"]["linux-x86_64"]["cuda12"][field] = value; });
   };
-  SECTION("size as a number") { expect_usage(with("size", 752511848), "size is a number"); }
-  SECTION("size negative") { expect_usage(with("size", "-5"), "not a decimal number"); }
+  SECTION("size as a number") {
+    expect_usage(with("size", 752511848), "size is a number");
+  }
+  SECTION("size negative") {
+    expect_usage(with("size", "-5"), "not a decimal number");
+  }
   SECTION("size with a sign, space or fraction") {
     expect_usage(with("size", "+5"), "not a decimal number");
     expect_usage(with("size", " 5"), "not a decimal number");

@@ -96,8 +96,7 @@ TEST_CASE("PinSet::add parses sha256sum lines", "[pins]") {
                          k_sha_a + "  redistrib_8.9.7.29.json\n" + k_sha_a +
                          "  redistrib_8.9.7.json\n",
                      "x"));
-    CHECK(pins.labels() ==
-          std::vector<std::string>{"8.9.7", "8.9.7.29", "9.9.0", "9.10.0"});
+    CHECK(pins.labels() == std::vector<std::string>{"8.9.7", "8.9.7.29", "9.9.0", "9.10.0"});
   }
   SECTION("the same pin twice is fine and keeps the first source") {
     REQUIRE(pins.add(k_sha_a + "  redistrib_9.1.0.json", "one"));
@@ -106,8 +105,8 @@ TEST_CASE("PinSet::add parses sha256sum lines", "[pins]") {
   }
   SECTION("a contradicting pin is a usage error naming both sources") {
     REQUIRE(pins.add(k_sha_a + "  redistrib_9.1.0.json", "one"));
-    auto added = pins.add(k_sha_b + "  redistrib_9.2.0.json\n" + k_sha_b + "  redistrib_9.1.0.json",
-                          "two");
+    auto added =
+        pins.add(k_sha_b + "  redistrib_9.2.0.json\n" + k_sha_b + "  redistrib_9.1.0.json", "two");
     REQUIRE_FALSE(added);
     CHECK(added.error().code == ErrorCode::usage);
     CHECK(added.error().message.find("two:2") != std::string::npos);
@@ -182,8 +181,8 @@ TEST_CASE("load_pins reads pins.d", "[pins]") {
     CHECK(pins.error().message.find("pins1/pins.d/a.sha256:1") != std::string::npos);
   }
   SECTION("a site pin contradicting a built-in pin") {
-    REQUIRE(util::write_file_atomic("pins1/pins.d/site.sha256",
-                                    k_sha_a + "  redistrib_9.2.0.json\n"));
+    REQUIRE(
+        util::write_file_atomic("pins1/pins.d/site.sha256", k_sha_a + "  redistrib_9.2.0.json\n"));
     auto pins = load_pins("pins1/pins.d");
     REQUIRE_FALSE(pins);
     CHECK(pins.error().code == ErrorCode::usage);

@@ -14,16 +14,15 @@ using cudnnctl::test::parse_and_select;
 namespace {
 
 Manifest load_real(const std::string& name) {
-  auto text = util::read_file(std::filesystem::path(CUDNNCTL_REFERENCE_DIR "/nvidia-redist") /
-                              name);
+  auto text =
+      util::read_file(std::filesystem::path(CUDNNCTL_REFERENCE_DIR "/nvidia-redist") / name);
   REQUIRE(text);
   auto parsed = parse_manifest(*text, name);
   REQUIRE(parsed);
   return *parsed;
 }
 
-std::string select_error(const Manifest& m, const std::string& platform,
-                         std::optional<int> major) {
+std::string select_error(const Manifest& m, const std::string& platform, std::optional<int> major) {
   std::vector<std::string> warnings;
   auto selected = select_package(m, platform, major, warnings);
   REQUIRE_FALSE(selected);
@@ -55,8 +54,7 @@ TEST_CASE("select_package picks the requested build", "[manifest][select]") {
   CHECK(warnings.empty());
 }
 
-TEST_CASE("select_package without a CUDA major takes the highest and warns",
-          "[manifest][select]") {
+TEST_CASE("select_package without a CUDA major takes the highest and warns", "[manifest][select]") {
   SECTION("9.13.0 -> CUDA 13") {
     Manifest m = load_real("redistrib_9.13.0.json");
     std::vector<std::string> warnings;

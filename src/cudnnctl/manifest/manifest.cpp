@@ -233,8 +233,7 @@ Result<Manifest> parse_manifest(std::string_view bytes, std::string_view source)
       continue;
     }
     if (!detail::is_plain_name(key)) {
-      manifest.warnings.push_back("ignoring product " + detail::quote(key) +
-                                  ": not a plain name");
+      manifest.warnings.push_back("ignoring product " + detail::quote(key) + ": not a plain name");
       continue;
     }
     ctx.key = key;

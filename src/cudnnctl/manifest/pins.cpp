@@ -133,8 +133,8 @@ Result<PinSet> load_pins(const std::filesystem::path& pins_dir) {
     return pins;
   }
   if (!fs::is_directory(status)) {
-    return fail(ErrorCode::environment, "pins directory " + pins_dir.string() +
-                                            " is not a directory");
+    return fail(ErrorCode::environment,
+                "pins directory " + pins_dir.string() + " is not a directory");
   }
   std::vector<std::string> names;
   fs::directory_iterator it(pins_dir, ec);

@@ -25,13 +25,11 @@ constexpr std::array<std::string_view, 5> k_product_fields = {"name", "license",
                                                               "version", "cuda_variant"};
 
 bool is_package_field(std::string_view key) {
-  return std::find(k_package_fields.begin(), k_package_fields.end(), key) !=
-         k_package_fields.end();
+  return std::find(k_package_fields.begin(), k_package_fields.end(), key) != k_package_fields.end();
 }
 
 bool is_product_field(std::string_view key) {
-  return std::find(k_product_fields.begin(), k_product_fields.end(), key) !=
-         k_product_fields.end();
+  return std::find(k_product_fields.begin(), k_product_fields.end(), key) != k_product_fields.end();
 }
 
 // 1 to 3 decimal digits without a leading zero, 1..999.
@@ -57,7 +55,9 @@ std::optional<int> variant_major(std::string_view key) {
   return small_major(key.substr(4));
 }
 
-std::string a_type(const json& value) { return a_or_an(value.type_name()); }
+std::string a_type(const json& value) {
+  return a_or_an(value.type_name());
+}
 
 bool is_hex(std::string_view s, size_t size) {
   return s.size() == size && std::all_of(s.begin(), s.end(), [](char c) {
@@ -87,8 +87,7 @@ void add_invalid(Product& product, const ProductContext& ctx, const std::string&
     std::string& variant_slot = product.invalid_variants[platform][*major];
     variant_slot += variant_slot.empty() ? why : "; " + why;
   }
-  ctx.warnings->push_back(std::string(ctx.key) + " " + platform + ": " + why +
-                          "; entry ignored");
+  ctx.warnings->push_back(std::string(ctx.key) + " " + platform + ": " + why + "; entry ignored");
 }
 
 void warn_unknown_keys(const json& obj, const ProductContext& ctx, const std::string& where) {
@@ -125,8 +124,7 @@ Result<Package> parse_package(const json& obj, std::string_view product,
     return bad("sha256 is " + a_type(*sha) + ", not a string");
   }
   if (!util::is_sha256_hex(sha->get_ref<const std::string&>())) {
-    return bad("sha256 " + quote(sha->get_ref<const std::string&>()) +
-               " is not 64 hex digits");
+    return bad("sha256 " + quote(sha->get_ref<const std::string&>()) + " is not 64 hex digits");
   }
   pkg.sha256 = lower(sha->get<std::string>());
 
@@ -141,7 +139,7 @@ Result<Package> parse_package(const json& obj, std::string_view product,
   auto bytes = util::parse_u64(size_text);
   if (!bytes) {
     bool digits = !size_text.empty() && std::all_of(size_text.begin(), size_text.end(),
-                                                     [](char c) { return c >= '0' && c <= '9'; });
+                                                    [](char c) { return c >= '0' && c <= '9'; });
     return bad("size " + quote(size_text) +
                (digits ? " does not fit in 64 bits" : " is not a decimal number of bytes"));
   }
@@ -197,13 +195,14 @@ void parse_flat(const json& obj, const std::string& platform, bool mixed, Produc
                  (invalid != product.invalid_variants.end() && invalid->second.contains(*major));
     if (taken) {
       add_invalid(product, ctx, platform, std::nullopt,
-                  what + " (CUDA " + std::to_string(*major) + " by its file name) collides with "
-                  "the cuda" + std::to_string(*major) + " entry");
+                  what + " (CUDA " + std::to_string(*major) +
+                      " by its file name) collides with "
+                      "the cuda" +
+                      std::to_string(*major) + " entry");
       return;
     }
     ctx.warnings->push_back(std::string(ctx.key) + " " + platform + ": " + what +
-                            "; filed under CUDA " + std::to_string(*major) +
-                            " from its file name");
+                            "; filed under CUDA " + std::to_string(*major) + " from its file name");
   }
   product.packages[platform][*major] = std::move(*pkg);
 }
@@ -275,9 +274,9 @@ void parse_cuda_variant(const json& value, Product& product, const ProductContex
     if (item.is_string() && small_major(item.get_ref<const std::string&>())) {
       product.cuda_variants.push_back(item.get<std::string>());
     } else {
-      ctx.warnings->push_back(std::string(ctx.key) + ": ignoring cuda_variant item " +
-                              (item.is_string() ? quote(item.get_ref<const std::string&>())
-                                                : a_type(item)));
+      ctx.warnings->push_back(
+          std::string(ctx.key) + ": ignoring cuda_variant item " +
+          (item.is_string() ? quote(item.get_ref<const std::string&>()) : a_type(item)));
     }
   }
 }

@@ -17,9 +17,9 @@ namespace cudnnctl::manifest::detail {
 // --- Interface ---
 
 struct ProductContext {
-  std::string_view key;              // "cudnn", "cudnn_samples", ...: also the path prefix
-  Version label;                     // release_label, 3 or 4 components
-  std::optional<int> release_major;  // from release_product "cudnn-v8-9-cuda-12" -> 12
+  std::string_view key;               // "cudnn", "cudnn_samples", ...: also the path prefix
+  Version label;                      // release_label, 3 or 4 components
+  std::optional<int> release_major;   // from release_product "cudnn-v8-9-cuda-12" -> 12
   std::vector<std::string>* warnings; // Manifest::warnings
 };
 

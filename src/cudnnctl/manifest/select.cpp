@@ -3,7 +3,6 @@
 // for the requested platform and CUDA major is an error, never quietly replaced by another.
 // Hazard 10: a missing platform or variant names what the release does offer.
 #include "manifest/manifest.hpp"
-
 #include "manifest/text.hpp"
 #include "util/strings.hpp"
 
@@ -64,8 +63,8 @@ Result<Selection> select_package(const Manifest& manifest, std::string_view plat
   auto invalid = product.invalid.find(key);
   if (filed == product.packages.end() || filed->second.empty()) {
     if (invalid != product.invalid.end()) {
-      return usage(release + " for " + plat + " has no usable build in " +
-                   manifest_name(manifest) + ": " + invalid->second);
+      return usage(release + " for " + plat + " has no usable build in " + manifest_name(manifest) +
+                   ": " + invalid->second);
     }
     std::vector<std::string> platforms;
     for (const auto& [offered, builds] : product.packages) {
@@ -105,8 +104,7 @@ Result<Selection> select_package(const Manifest& manifest, std::string_view plat
     }
     warnings.push_back(release + " for " + plat + ": no CUDA major requested or detected; " +
                        "using CUDA " + std::to_string(major) + ", the highest of " +
-                       offered_majors(variants) + " (choose with " + cuda_flags(variants) +
-                       ")");
+                       offered_majors(variants) + " (choose with " + cuda_flags(variants) + ")");
   }
 
   const Package& package = variants.at(major);

@@ -11,8 +11,7 @@ constexpr size_t k_max_parts = 4;
 constexpr uint32_t k_max_component = 99999;
 
 std::unexpected<Error> bad_version(std::string_view text, std::string_view why) {
-  return fail(ErrorCode::usage, "invalid version " + detail::quote(text) + ": " +
-                                    std::string(why) +
+  return fail(ErrorCode::usage, "invalid version " + detail::quote(text) + ": " + std::string(why) +
                                     " (expected 1 to 4 dot-separated numbers, e.g. 9.2.0 or "
                                     "9.2.0.82)");
 }
@@ -59,7 +58,9 @@ Result<Version> Version::parse(std::string_view text) {
   return v;
 }
 
-std::string Version::str() const { return prefix(parts.size()); }
+std::string Version::str() const {
+  return prefix(parts.size());
+}
 
 std::string Version::prefix(size_t n) const {
   std::string out;
