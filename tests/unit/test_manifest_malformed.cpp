@@ -283,3 +283,16 @@ TEST_CASE("odd entries elsewhere are tolerated with warnings", "[manifest][malfo
   CHECK(parsed->release_date.empty());
   CHECK_FALSE(parsed->products.contains("bad/product"));
 }
+
+TEST_CASE("nothing inside a package is skipped silently", "[manifest][malformed]") {
+  std::vector<std::string> warnings;
+  auto doc = fixture_manifest();
+  doc["cudnn"]["linux-sbsa"]["cuda12"]["cuda13"] =
+      cudnnctl::test::fixture_package("linux-sbsa", 13);
+  doc["cudnn"]["linux-sbsa"]["cuda12"]["mirror"] = "https://example.invalid/";
+  REQUIRE(parse_and_select(doc.dump(), &warnings));
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].find("linux-sbsa/cuda12: ignoring unknown key \"cuda13\"") !=
+        std::string::npos);
+  CHECK(warnings[1].find("\"mirror\"") != std::string::npos);
+}

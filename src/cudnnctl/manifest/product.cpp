@@ -90,9 +90,19 @@ void add_invalid(Product& product, const ProductContext& ctx, const std::string&
   ctx.warnings->push_back(std::string(ctx.key) + " " + platform + ": " + why + "; entry ignored");
 }
 
-void warn_unknown_keys(const json& obj, const ProductContext& ctx, const std::string& where) {
+// Whether cudaNN keys belong in an object: in a platform object, not inside a package.
+enum class VariantKeys { allowed, unknown };
+
+// Shape of a platform object with package fields: flat only, or flat beside cudaNN entries.
+enum class Shape { flat, mixed };
+
+// Warns about keys that are neither package fields nor allowed cudaNN entries: nothing in a
+// platform object is skipped silently.
+void warn_unknown_keys(const json& obj, const ProductContext& ctx, const std::string& where,
+                       VariantKeys variants) {
   for (const auto& [key, value] : obj.items()) {
-    if (!is_package_field(key) && !variant_major(key)) {
+    bool variant = variants == VariantKeys::allowed && variant_major(key);
+    if (!is_package_field(key) && !variant) {
       ctx.warnings->push_back(std::string(ctx.key) + " " + where + ": ignoring unknown key " +
                               quote(key));
     }
@@ -158,9 +168,10 @@ Result<Package> parse_package(const json& obj, std::string_view product,
 }
 
 // The flat package of a platform object: schema A, cudnn_samples "source", or the flat half
-// of the mixed shape (`mixed`: cudaNN entries were filed beside it already).
-void parse_flat(const json& obj, const std::string& platform, bool mixed, Product& product,
+// of the mixed shape (Shape::mixed: cudaNN entries were filed beside it already).
+void parse_flat(const json& obj, const std::string& platform, Shape shape, Product& product,
                 const ProductContext& ctx) {
+  const bool mixed = shape == Shape::mixed;
   auto pkg = parse_package(obj, ctx.key, platform);
   if (!pkg) {
     std::optional<int> major;
@@ -194,11 +205,10 @@ void parse_flat(const json& obj, const std::string& platform, bool mixed, Produc
     bool taken = (filed != product.packages.end() && filed->second.contains(*major)) ||
                  (invalid != product.invalid_variants.end() && invalid->second.contains(*major));
     if (taken) {
+      std::string cuda = std::to_string(*major);
       add_invalid(product, ctx, platform, std::nullopt,
-                  what + " (CUDA " + std::to_string(*major) +
-                      " by its file name) collides with "
-                      "the cuda" +
-                      std::to_string(*major) + " entry");
+                  what + " (CUDA " + cuda + " by its file name) collides with the cuda" + cuda +
+                      " entry");
       return;
     }
     ctx.warnings->push_back(std::string(ctx.key) + " " + platform + ": " + what +
@@ -225,7 +235,7 @@ void parse_platform(const std::string& platform, const json& value, Product& pro
     flat = flat || is_package_field(key);
     variants = variants || variant_major(key).has_value();
   }
-  warn_unknown_keys(value, ctx, platform);
+  warn_unknown_keys(value, ctx, platform, VariantKeys::allowed);
   if (!flat && !variants) {
     add_invalid(product, ctx, platform, std::nullopt,
                 "no package (neither relative_path nor cudaNN entries)");
@@ -240,7 +250,7 @@ void parse_platform(const std::string& platform, const json& value, Product& pro
       add_invalid(product, ctx, platform, major, key + " is " + a_type(entry) + ", not an object");
       continue;
     }
-    warn_unknown_keys(entry, ctx, platform + "/" + key);
+    warn_unknown_keys(entry, ctx, platform + "/" + key, VariantKeys::unknown);
     auto pkg = parse_package(entry, ctx.key, platform);
     if (!pkg) {
       add_invalid(product, ctx, platform, major, key + ": " + pkg.error().message);
@@ -260,7 +270,7 @@ void parse_platform(const std::string& platform, const json& value, Product& pro
     product.packages[platform][*major] = std::move(*pkg);
   }
   if (flat) {
-    parse_flat(value, platform, variants, product, ctx);
+    parse_flat(value, platform, variants ? Shape::mixed : Shape::flat, product, ctx);
   }
 }
 
