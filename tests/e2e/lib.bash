@@ -235,6 +235,12 @@ EOF
 # mkrelease ARGS...: tests/fixtures/mkrelease.py. mkmirror DIR: the standard test mirror.
 mkrelease() { python3 "$E2E_FIXTURES/mkrelease.py" "$@"; }
 mkmirror() { bash "$E2E_FIXTURES/mkmirror.sh" "$@"; }
+# std_mirror: build the standard mirror once per suite in $E2E_TMP/mirror and print its path.
+std_mirror() {
+  local m=$E2E_TMP/mirror
+  [ -f "$m/SHA256SUMS" ] || mkmirror "$m" >&2
+  echo "$m"
+}
 
 # probe_bin: build tests/fixtures/stub/probe.c once (no RPATH) and print its path.
 probe_bin() {
