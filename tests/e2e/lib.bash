@@ -38,6 +38,8 @@ _e2e_on_exit() {
   exit "$rc"
 }
 trap _e2e_on_exit EXIT
+trap 'exit 143' TERM # so that the EXIT trap still stops nginx on a timeout or ^C
+trap 'exit 130' INT
 
 _e2e_on_err() {
   local rc=$? line=$1 cmd=$2

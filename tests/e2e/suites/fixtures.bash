@@ -381,6 +381,24 @@ grep -qE "^-rwxr-xr-x root/root +[0-9]+ .* $TOP/lib/libcudnn_ops\.so\.9\$" "$LST
 cmp -s "$DL/libcudnn_ops.so.9" "$DL/libcudnn_ops.so.9.1.0" || fail "copy differs from the real file"
 expect_symlink "$DL/libcudnn_ops.so" libcudnn_ops.so.9
 
+TEST "ldconfig -r: a healthy tree is clean, regular-link draws 'is not a symbolic link'"
+if [ "$(id -u)" -eq 0 ]; then
+  R=$(new_root)
+  mkdir -p "$R/opt/h" "$R/opt/r"
+  cp -a "$HL" "$R/opt/h/lib"
+  cp -a "$DL" "$R/opt/r/lib"
+  echo /opt/h/lib >"$R/etc/ld.so.conf.d/00-h.conf"
+  expect_exit 0 ldconfig -r "$R"
+  expect_not_contains "$ERR" "is not a symbolic link"
+  expect_exit 0 ldconfig -p -C "$R/etc/ld.so.cache"
+  expect_contains "$OUT" "libcudnn_graph.so.9 (libc6,x86-64) => /opt/h/lib/libcudnn_graph.so.9"
+  echo /opt/r/lib >"$R/etc/ld.so.conf.d/01-r.conf"
+  expect_exit 0 ldconfig -r "$R"
+  expect_contains "$ERR" "/opt/r/lib/libcudnn_ops.so.9 is not a symbolic link"
+else
+  echo "    (not root: ldconfig -r check left out)"
+fi
+
 TEST "defect dangling=libcudnn_cnn: libcudnn_cnn.so points to a missing file"
 build_one dangling 1 --defect dangling=libcudnn_cnn
 one_lie 'lib/libcudnn_cnn\.so '
