@@ -31,7 +31,7 @@ _e2e_on_exit() {
   trap - ERR
   stop_nginx
   if [ "$rc" -eq 0 ] || [ "$rc" -eq 125 ]; then
-    [ -n "${E2E_KEEP:-}" ] && _e2e_say "e2e: kept $E2E_TMP" || rm -rf "$E2E_TMP"
+    if [ -n "${E2E_KEEP:-}" ]; then _e2e_say "e2e: kept $E2E_TMP"; else rm -rf "$E2E_TMP"; fi
   else
     _e2e_say "e2e: exit $rc; temp dir kept: $E2E_TMP"
   fi
@@ -291,7 +291,7 @@ EOF
     } >"$nd/nginx.conf"
     "$nginx" -p "$nd" -c "$nd/nginx.conf" -e "$nd/error.log" </dev/null >"$nd/stdout" 2>&1 &
     pid=$!
-    for i in $(seq 100); do
+    for i in $(seq 200); do # up to ~10 s
       kill -0 "$pid" 2>/dev/null || break
       if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
         _E2E_NGINX_PIDS+=("$pid")
