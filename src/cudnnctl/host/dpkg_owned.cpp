@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/dpkg_owned.hpp"
+
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <dirent.h>
+
+namespace cudnnctl::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t k_max_db_file = 64u << 20;
+
+std::vector<std::string> list_names(const fs::path& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    return out;
+  }
+  while (auto* de = ::readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") {
+      out.push_back(std::move(n));
+    }
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool names_cudnn(std::string_view path) {
+  auto slash = path.rfind('/');
+  auto base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return base.find("cudnn") != std::string_view::npos;
+}
+
+} // namespace
+
+std::string ForeignClaim::describe() const {
+  return by == By::dpkg ? "dpkg package " + name : "update-alternatives group " + name;
+}
+
+std::vector<std::string> parse_alternatives_links(std::string_view text) {
+  // Line 1: auto|manual; line 2: the master link; then (slave name, slave link) pairs until
+  // an empty line; then the choices (not links).
+  std::vector<std::string> out;
+  auto lines = util::split(text, '\n');
+  if (lines.size() < 2) {
+    return out;
+  }
+  out.push_back(std::string(util::trim(lines[1])));
+  for (size_t i = 2; i + 1 < lines.size(); i += 2) {
+    if (util::trim(lines[i]).empty()) {
+      break;
+    }
+    out.push_back(std::string(util::trim(lines[i + 1])));
+  }
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [](const std::string& s) { return s.empty() || s[0] != '/'; }),
+            out.end());
+  return out;
+}
+
+std::vector<CudnnPackage> parse_cudnn_packages(std::string_view status_text) {
+  std::vector<CudnnPackage> out;
+  CudnnPackage cur;
+  auto flush = [&] {
+    bool present = !cur.status.empty() && !cur.status.ends_with(" not-installed") &&
+                   !cur.status.ends_with(" config-files");
+    if (!cur.name.empty() && cur.name.find("cudnn") != std::string::npos && present) {
+      out.push_back(cur);
+    }
+    cur = CudnnPackage{};
+  };
+  for (const auto& raw : util::split(status_text, '\n')) {
+    std::string_view line = raw;
+    if (util::trim(line).empty()) {
+      flush();
+      continue;
+    }
+    if (line[0] == ' ' || line[0] == '\t') {
+      continue; // continuation line
+    }
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) {
+      continue;
+    }
+    auto field = line.substr(0, colon);
+    auto value = std::string(util::trim(line.substr(colon + 1)));
+    if (field == "Package") {
+      cur.name = value;
+    } else if (field == "Version") {
+      cur.version = value;
+    } else if (field == "Status") {
+      cur.status = value;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::vector<CudnnPackage> installed_cudnn_packages(const fs::path& root) {
+  auto text = util::read_file(util::under_root(root, "/var/lib/dpkg/status"), k_max_db_file);
+  if (!text) {
+    return {};
+  }
+  return parse_cudnn_packages(*text);
+}
+
+std::string ForeignIndex::key(const fs::path& sys_path) {
+  std::string dir = sys_path.parent_path().string();
+  auto it = m_real_dirs.find(dir);
+  if (it == m_real_dirs.end()) {
+    auto real = util::resolve_in_root(m_root, dir);
+    it = m_real_dirs.emplace(dir, real ? real->string() : util::under_root(m_root, dir).string())
+             .first;
+  }
+  return (fs::path(it->second) / sys_path.filename()).string();
+}
+
+std::string ForeignIndex::key_const(const fs::path& sys_path) const {
+  std::string dir = sys_path.parent_path().string();
+  if (auto it = m_real_dirs.find(dir); it != m_real_dirs.end()) {
+    return (fs::path(it->second) / sys_path.filename()).string();
+  }
+  auto real = util::resolve_in_root(m_root, dir);
+  fs::path d = real ? *real : util::under_root(m_root, dir);
+  return (d / sys_path.filename()).string();
+}
+
+ForeignIndex ForeignIndex::load(const fs::path& root) {
+  ForeignIndex idx;
+  idx.m_root = root;
+  fs::path info = util::under_root(root, "/var/lib/dpkg/info");
+  for (const auto& name : list_names(info)) {
+    if (!name.ends_with(".list")) {
+      continue;
+    }
+    auto text = util::read_file(info / name, k_max_db_file);
+    if (!text) {
+      continue;
+    }
+    std::string pkg = name.substr(0, name.size() - 5);
+    if (auto colon = pkg.find(':'); colon != std::string::npos) {
+      pkg = pkg.substr(0, colon); // libcudnn9:amd64.list
+    }
+    for (const auto& line : util::split(*text, '\n')) {
+      auto p = util::trim(line);
+      if (p.empty() || p[0] != '/' || !names_cudnn(p)) {
+        continue;
+      }
+      idx.m_claims.emplace(idx.key(fs::path(p)), ForeignClaim{ForeignClaim::By::dpkg, pkg});
+    }
+  }
+  fs::path alts = util::under_root(root, "/var/lib/dpkg/alternatives");
+  for (const auto& name : list_names(alts)) {
+    auto text = util::read_file(alts / name, 1 << 20);
+    if (!text) {
+      continue;
+    }
+    for (const auto& link : parse_alternatives_links(*text)) {
+      // Alternatives links are claimed whatever their name (a group may be called "cuda").
+      idx.m_claims.emplace(idx.key(fs::path(link)),
+                           ForeignClaim{ForeignClaim::By::alternatives, name});
+    }
+  }
+  return idx;
+}
+
+std::optional<ForeignClaim> ForeignIndex::claim(const fs::path& sys_path) const {
+  if (auto it = m_claims.find(key_const(sys_path)); it != m_claims.end()) {
+    return it->second;
+  }
+  fs::path host = util::under_root(m_root, sys_path);
+  if (auto target = util::read_link(host)) {
+    std::string t = target->string();
+    if (t.starts_with("/etc/alternatives/")) {
+      return ForeignClaim{ForeignClaim::By::alternatives, t.substr(18)};
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace cudnnctl::host
