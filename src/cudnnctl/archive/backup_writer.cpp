@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "archive/backup_writer.hpp"
+
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace cudnnctl::archive {
+
+namespace {
+
+struct WriteDeleter {
+  void operator()(struct archive* a) const { archive_write_free(a); }
+};
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using WritePtr = std::unique_ptr<struct archive, WriteDeleter>;
+using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
+
+// Adds the compression filter; ARCHIVE_WARN means "through an external program": refused.
+bool add_filter(struct archive* a, Compression c) {
+  int rc = c == Compression::zstd ? archive_write_add_filter_zstd(a)
+                                  : archive_write_add_filter_gzip(a);
+  return rc == ARCHIVE_OK;
+}
+
+} // namespace
+
+struct BackupWriter::Impl {
+  WritePtr a;
+  bool finished = false;
+
+  Error lib_error(const std::string& what) const {
+    const char* msg = archive_error_string(a.get());
+    return Error(ErrorCode::environment,
+                 "cannot write backup: " + what + (msg ? std::string(": ") + msg : ""));
+  }
+
+  Result<EntryPtr> header(const std::string& name, mode_t type, const MemberMeta& meta,
+                          int64_t size) {
+    EntryPtr e(archive_entry_new());
+    if (!e) {
+      return fail(ErrorCode::environment, "cannot write backup: out of memory");
+    }
+    archive_entry_set_pathname(e.get(), name.c_str());
+    archive_entry_set_filetype(e.get(), type);
+    archive_entry_set_perm(e.get(), meta.mode & 07777);
+    archive_entry_set_mtime(e.get(), meta.mtime, 0);
+    archive_entry_set_uid(e.get(), meta.uid);
+    archive_entry_set_gid(e.get(), meta.gid);
+    archive_entry_set_size(e.get(), size);
+    return e;
+  }
+};
+
+bool compression_supported(Compression c) {
+  WritePtr a(archive_write_new());
+  return a && add_filter(a.get(), c);
+}
+
+Compression default_compression() {
+  return compression_supported(Compression::zstd) ? Compression::zstd : Compression::gzip;
+}
+
+const char* backup_extension(Compression c) {
+  return c == Compression::zstd ? ".tar.zst" : ".tar.gz";
+}
+
+std::optional<Compression> compression_for_name(std::string_view n) {
+  if (n.ends_with(".tar.zst") || n.ends_with(".tzst")) {
+    return Compression::zstd;
+  }
+  if (n.ends_with(".tar.gz") || n.ends_with(".tgz")) {
+    return Compression::gzip;
+  }
+  return std::nullopt;
+}
+
+BackupWriter::BackupWriter(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+BackupWriter::BackupWriter(BackupWriter&&) noexcept = default;
+BackupWriter& BackupWriter::operator=(BackupWriter&&) noexcept = default;
+BackupWriter::~BackupWriter() = default;
+
+Result<BackupWriter> BackupWriter::open(int fd, Compression c) {
+  auto impl = std::make_unique<Impl>();
+  impl->a.reset(archive_write_new());
+  if (!impl->a) {
+    return fail(ErrorCode::environment, "cannot write backup: out of memory");
+  }
+  struct archive* a = impl->a.get();
+  if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK) {
+    return fail(impl->lib_error("pax format"));
+  }
+  if (!add_filter(a, c)) {
+    return fail(ErrorCode::environment,
+                std::string("libarchive here cannot write ") +
+                    (c == Compression::zstd ? "zstd" : "gzip") + " without an external program");
+  }
+  // No padding of the last block: the compressed file ends where the data ends.
+  archive_write_set_bytes_in_last_block(a, 1);
+  if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+    return fail(impl->lib_error("open"));
+  }
+  return BackupWriter(std::move(impl));
+}
+
+Result<std::string> BackupWriter::add_file(const std::string& name, const std::filesystem::path& source,
+                                           const MemberMeta& meta) {
+  TRY_ASSIGN(util::Fd fd, util::open_fd(source, O_RDONLY | O_NOFOLLOW));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    return fail_errno("cannot stat " + source.string(), errno);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return fail(ErrorCode::environment, source.string() + " is not a regular file");
+  }
+  TRY_ASSIGN(EntryPtr e, m_impl->header(name, AE_IFREG, meta, st.st_size));
+  if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  util::Sha256 hash;
+  std::vector<char> buf(1 << 20);
+  uint64_t left = static_cast<uint64_t>(st.st_size);
+  while (left > 0) {
+    ssize_t n = ::read(fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return fail_errno("cannot read " + source.string(), errno);
+    }
+    if (n == 0) {
+      return fail(ErrorCode::environment, source.string() + " shrank while being backed up");
+    }
+    hash.update(buf.data(), static_cast<size_t>(n));
+    la_ssize_t w = archive_write_data(m_impl->a.get(), buf.data(), static_cast<size_t>(n));
+    if (w != n) {
+      return fail(m_impl->lib_error(name));
+    }
+    left -= static_cast<uint64_t>(n);
+  }
+  char extra;
+  if (::read(fd.get(), &extra, 1) > 0) {
+    return fail(ErrorCode::environment, source.string() + " grew while being backed up");
+  }
+  if (archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  return hash.hex_final();
+}
+
+Status BackupWriter::add_symlink(const std::string& name, const std::string& target,
+                                 const MemberMeta& meta) {
+  TRY_ASSIGN(EntryPtr e, m_impl->header(name, AE_IFLNK, meta, 0));
+  archive_entry_set_symlink(e.get(), target.c_str());
+  if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK ||
+      archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  return {};
+}
+
+Status BackupWriter::add_bytes(const std::string& name, std::string_view data,
+                               const MemberMeta& meta) {
+  TRY_ASSIGN(EntryPtr e, m_impl->header(name, AE_IFREG, meta, static_cast<int64_t>(data.size())));
+  if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  if (!data.empty() &&
+      archive_write_data(m_impl->a.get(), data.data(), data.size()) !=
+          static_cast<la_ssize_t>(data.size())) {
+    return fail(m_impl->lib_error(name));
+  }
+  if (archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  return {};
+}
+
+Status BackupWriter::finish() {
+  if (m_impl->finished) {
+    return {};
+  }
+  m_impl->finished = true;
+  if (archive_write_close(m_impl->a.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error("close"));
+  }
+  return {};
+}
+
+} // namespace cudnnctl::archive

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes cudnnctl's own backup tarballs with libarchive: a pax tar stream, compressed with
+// zstd when libarchive has it built in, gzip otherwise (never an external program). Symlinks
+// are stored as symlinks. The only file that sees libarchive's write API.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cudnnctl::archive {
+
+// --- Interface ---
+
+enum class Compression { zstd, gzip };
+
+// Whether libarchive can write `c` without an external program.
+[[nodiscard]] bool compression_supported(Compression c);
+// zstd when supported, else gzip.
+[[nodiscard]] Compression default_compression();
+// ".tar.zst" / ".tar.gz".
+[[nodiscard]] const char* backup_extension(Compression c);
+// The compression a file name asks for (".tar.zst"/".tzst" or ".tar.gz"/".tgz"), if any.
+[[nodiscard]] std::optional<Compression> compression_for_name(std::string_view filename);
+
+// Owner, mode and time of one member.
+struct MemberMeta {
+  uint32_t mode = 0644;
+  int64_t mtime = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+class BackupWriter {
+public:
+  // Starts the compressed tar stream on `fd` (not owned: the caller fsyncs and renames it).
+  // Errors: environment when `c` is not supported or libarchive fails.
+  [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c);
+  BackupWriter(BackupWriter&&) noexcept;
+  BackupWriter& operator=(BackupWriter&&) noexcept;
+  ~BackupWriter();
+
+  // A regular-file member `name` holding the bytes of the host file `source` (opened with
+  // O_NOFOLLOW; its size is taken when opened). Returns the sha256 of the bytes written.
+  // A file that changes size while read: ErrorCode::environment.
+  [[nodiscard]] Result<std::string> add_file(const std::string& name,
+                                             const std::filesystem::path& source,
+                                             const MemberMeta& meta);
+  // A symlink member `name` -> `target` (stored verbatim).
+  [[nodiscard]] Status add_symlink(const std::string& name, const std::string& target,
+                                   const MemberMeta& meta);
+  // A regular-file member with `data`.
+  [[nodiscard]] Status add_bytes(const std::string& name, std::string_view data,
+                                 const MemberMeta& meta);
+  // Ends the stream (flushes the compressor). Nothing may be added afterwards.
+  [[nodiscard]] Status finish();
+
+  struct Impl;
+
+private:
+  explicit BackupWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace cudnnctl::archive
