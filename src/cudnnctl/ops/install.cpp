@@ -5,6 +5,7 @@
 #include "archive/naming.hpp"
 #include "fetch/fetch.hpp"
 #include "ops/activate.hpp"
+#include "ops/adopt.hpp"
 #include "ops/postswitch.hpp"
 #include "ops/resolve.hpp"
 #include "ops/state.hpp"
@@ -290,6 +291,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   }
 
   TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  TRY(adopt_before_install(ctx)); // unmanaged cuDNN in the CUDA home: adopted first, never overwritten
   TRY_ASSIGN(StoreView view, read_store(ctx));
   // Check again under the lock: another cudnnctl may have done the work meanwhile.
   if (const auto* active = view.active_entry(); active && active->name == name) {

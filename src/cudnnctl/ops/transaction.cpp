@@ -2,6 +2,7 @@
 #include "ops/transaction.hpp"
 
 #include "integrate/loader.hpp"
+#include "ops/adopt.hpp"
 #include "store/history.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -117,6 +118,7 @@ Status integrate_active(Context& ctx, const std::optional<std::string>& entry) {
     TRY(integrate::remove_loader_dropin(layout));
   }
   TRY(util::hook("mid-integration"));
+  TRY(integrate_cuda_home(ctx, entry)); // CUDA-home links and cudnn.pc (ops/adopt.hpp)
   for (const auto& w : integrate::loader_config_warnings(layout)) {
     ctx.warn(w);
   }
@@ -271,7 +273,10 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     store::Journal jr = std::move(**journal);
     TRY_ASSIGN(StoreView view, read_store(ctx));
     std::string what = "interrupted `" + (jr.argv.empty() ? jr.command : jr.argv) + "`";
-    if (jr.phase == store::Phase::deleting) {
+    if (jr.phase == store::Phase::deactivating) {
+      TRY(finish_release(ctx, jr, "completed-by-recover")); // `adopt --undo` (ops/adopt.hpp)
+      done.push_back("finished " + what + " (adopted originals put back, cudnnctl deactivated)");
+    } else if (jr.phase == store::Phase::deleting) {
       TRY(delete_items(ctx, jr.delete_generations, jr.delete_entries));
       TRY(finish_transaction(ctx, jr, "completed-by-recover", "finished the deletion"));
       done.push_back("finished " + what + " (deletion completed)");

@@ -21,6 +21,7 @@ constexpr std::pair<Phase, const char*> k_phases[] = {
     {Phase::integrated, "integrated"},
     {Phase::reverting, "reverting"},
     {Phase::deleting, "deleting"},
+    {Phase::deactivating, "deactivating"},
 };
 
 json opt_int(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }

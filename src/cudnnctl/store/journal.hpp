@@ -29,6 +29,7 @@ enum class Phase {
   integrated,         // loader/CUDA-home integration done; post-switch checks running
   reverting,          // post-switch check failed; switching back to <from>
   deleting,           // remove/gc: deleting the listed generations and entries
+  deactivating,       // adopt --undo: putting adopted originals back, then no `current`
 };
 
 const char* phase_name(Phase p);

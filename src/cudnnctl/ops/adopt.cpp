@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+// `adopt`: scan the CUDA home, back up, import, replace by links.
+#include "ops/adopt.hpp"
+
+#include "archive/checks.hpp"
+#include "archive/dest_tree.hpp"
+#include "host/dpkg_owned.hpp"
+#include "host/host.hpp"
+#include "integrate/cuda_home.hpp"
+#include "ops/adopt_scan.hpp"
+#include "ops/backup.hpp"
+#include "ops/transaction.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+
+#include <fcntl.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::ops {
+
+using nlohmann::json;
+
+namespace {
+
+// Copies one original into the staging tree, checking its bytes against the scan.
+Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& host_src,
+                 uint32_t mode) {
+  auto parts = archive::split_components(c.entry_path);
+  TRY_ASSIGN(util::Fd in, util::open_fd(host_src, O_RDONLY | O_NOFOLLOW));
+  TRY_ASSIGN(util::Fd out, dest.create_file(parts, mode, c.entry_path));
+  util::Sha256 hash;
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    ssize_t n = ::read(in.get(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return fail_errno("cannot read " + host_src.string(), errno);
+    }
+    if (n == 0) {
+      break;
+    }
+    hash.update(buf.data(), static_cast<size_t>(n));
+    TRY(util::write_all(out.get(), buf.data(), static_cast<size_t>(n), c.entry_path));
+  }
+  std::string got = hash.hex_final();
+  if (got != c.sha256) {
+    return fail(ErrorCode::environment, host_src.string() + " changed while it was adopted (sha256 " +
+                                            got + ", scanned " + c.sha256 +
+                                            "); nothing was activated, try again");
+  }
+  timespec times[2] = {{c.mtime, 0}, {c.mtime, 0}};
+  (void)::futimens(out.get(), times);
+  return out.close();
+}
+
+// Builds the store entry's tree in `staging` from the originals; returns its metadata.
+Result<store::EntryInfo> stage_entry(Context& ctx, const AdoptPlan& plan, const fs::path& staging) {
+  const auto& layout = ctx.layout();
+  TRY_ASSIGN(archive::DestTree dest, archive::DestTree::open(staging));
+  store::EntryInfo info;
+  info.name = plan.entry;
+  info.version = plan.version;
+  info.label = plan.version;
+  info.cuda_major = plan.cuda;
+  info.platform = plan.platform;
+  info.components = plan.components;
+  info.origin = "adopted";
+  info.created = util::utc_timestamp();
+  for (const char* sub : {"include", "lib"}) {
+    bool any = false;
+    for (const auto& c : plan.files) {
+      any = any || (!c.duplicate && c.entry_path.starts_with(std::string(sub) + "/"));
+    }
+    if (any) {
+      TRY(dest.make_dir(std::vector<std::string>{sub}, sub));
+      info.files.push_back(store::FileRecord{sub, "dir", 0, 0755, "", ""});
+    }
+  }
+  for (const auto& c : plan.files) {
+    if (c.duplicate) {
+      continue;
+    }
+    auto parts = archive::split_components(c.entry_path);
+    if (c.found.kind == integrate::Found::Kind::symlink) {
+      timespec ts{c.mtime, 0};
+      TRY(dest.make_symlink(parts, c.entry_target, &ts, c.entry_path));
+      info.files.push_back(store::FileRecord{c.entry_path, "symlink", 0, 0777, "", c.entry_target});
+    } else {
+      uint32_t mode = archive::written_mode(c.found.mode, archive::EntryKind::file);
+      TRY(copy_file(dest, c, layout.host(c.found.path), mode));
+      info.files.push_back(
+          store::FileRecord{c.entry_path, "file", c.found.size, mode, c.sha256, ""});
+    }
+  }
+  return info;
+}
+
+BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
+  BackupMeta m;
+  m.kind = "adopt";
+  m.created = util::utc_timestamp();
+  m.version = plan.version;
+  m.label = plan.version;
+  m.cuda = plan.cuda;
+  m.platform = plan.platform;
+  m.components = plan.components;
+  m.source_entry = plan.entry;
+  m.cuda_home = plan.home.string();
+  for (const auto& c : plan.files) {
+    BackupFile f;
+    f.member = c.found.path.relative_path().string(); // the original path without "/"
+    f.path = c.duplicate ? "" : c.entry_path;
+    f.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
+    f.mode = c.found.mode;
+    f.size = c.found.size;
+    f.mtime = c.mtime;
+    f.uid = c.uid;
+    f.gid = c.gid;
+    f.sha256 = c.sha256;
+    f.target = c.found.target;
+    f.entry_target = c.entry_target;
+    f.original = c.found.path.string();
+    f.source = ctx.layout().host(c.found.path);
+    m.files.push_back(std::move(f));
+  }
+  return m;
+}
+
+// Sweeps temporaries an interrupted backup left (we hold the lock).
+Status sweep_backups(const Context& ctx) {
+  std::error_code ec;
+  fs::path dir = ctx.layout().backups_dir();
+  if (!fs::is_directory(dir, ec)) {
+    return {};
+  }
+  std::vector<fs::path> victims;
+  for (const auto& de : fs::directory_iterator(dir, ec)) {
+    if (util::is_tmp_name(de.path().filename().string())) {
+      victims.push_back(de.path());
+    }
+  }
+  for (const auto& v : victims) {
+    TRY(util::remove_file(v));
+  }
+  return {};
+}
+
+void describe_plan(Context& ctx, const AdoptPlan& plan) {
+  json files = json::array();
+  for (const auto& c : plan.files) {
+    files.push_back(c.found.path.string());
+  }
+  auto& d = ctx.report().data;
+  d["cuda_home"] = plan.home.string();
+  d["version"] = plan.version;
+  d["version_source"] = plan.version_source;
+  d["entry"] = plan.entry;
+  d["files"] = files;
+  d["defects"] = plan.defects;
+  d["left_alone"] = plan.left_alone;
+  for (const auto& w : plan.defects) {
+    ctx.warn(w);
+  }
+  for (const auto& w : plan.left_alone) {
+    ctx.warn(w);
+  }
+}
+
+// The adopt transaction, with the lock held and a non-empty plan.
+Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
+  const auto& layout = ctx.layout();
+  TRY_ASSIGN(StoreView view, read_store(ctx));
+  store::Journal jr = store::new_journal("adopt", ctx.opts().argv_line);
+  jr.entry = plan.entry;
+  jr.from_generation = view.current;
+  TRY(store::write_journal(layout, jr));
+  auto compression = archive::default_compression();
+  std::string hash8 = plan.entry.substr(plan.entry.size() - 8);
+  fs::path backup = layout.backups_dir() / ("adopt-" + plan.version + "-" + compact_timestamp() +
+                                            "-" + hash8 + archive::backup_extension(compression));
+  auto run = [&]() -> Status {
+    TRY(util::make_dirs(layout.backups_dir(), 0700));
+    TRY(sweep_backups(ctx));
+    // The backup comes first: once anything is replaced, the originals are in a tarball
+    // that does not depend on the store.
+    TRY(write_backup(backup, adopt_backup_meta(ctx, plan), compression));
+    ctx.action("backed up " + std::to_string(plan.files.size()) + " files to " + backup.string());
+    TRY(util::hook("after-adopt-backup"));
+    if (!view.entry(plan.entry)) {
+      TRY_ASSIGN(fs::path staging, begin_staging(ctx, jr));
+      TRY_ASSIGN(store::EntryInfo info, stage_entry(ctx, plan, staging));
+      TRY(publish_staging(ctx, jr, staging, info));
+      ctx.action("imported them as store entry " + layout.entry_dir(plan.entry).string());
+    }
+    // The records let the CUDA-home step replace these exact originals by links (their
+    // bytes are now in the entry and the backup); written before the switch, so a
+    // recovery that rolls forward finishes the replacement.
+    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+    std::string backup_sys = (fs::path("/var/lib/cudnnctl/backups") / backup.filename()).string();
+    for (const auto& c : plan.files) {
+      std::erase_if(state.adopted, [&](const auto& r) { return r.path == c.found.path.string(); });
+      integrate::AdoptedRecord r;
+      r.path = c.found.path.string();
+      r.entry = plan.entry;
+      r.file = c.entry_path;
+      r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
+      r.mode = c.found.mode;
+      r.size = c.found.size;
+      r.mtime = c.mtime;
+      r.uid = c.uid;
+      r.gid = c.gid;
+      r.sha256 = c.sha256;
+      r.target = c.found.target;
+      r.backup = backup_sys;
+      state.adopted.push_back(std::move(r));
+    }
+    TRY(integrate::write_home_state(layout, state));
+    TRY(util::hook("after-adopt-records"));
+    return {};
+  };
+  if (auto st = run(); !st) {
+    Error e = st.error();
+    e.add_context("adopting the cuDNN in " + plan.home.string());
+    abandon_transaction(ctx, jr, e);
+    return fail(e);
+  }
+  ctx.report().data["backup"] = backup.string();
+  TRY(switch_to_new_generation_for(ctx, jr, view, "adopt " + plan.home.string(), false));
+  ctx.line("adopted cuDNN " + plan.version + " from " + plan.home.string() + " (" +
+           std::to_string(plan.files.size()) + " files) as generation " +
+           std::to_string(*jr.to_generation) + "; originals backed up to " + backup.string());
+  return {};
+}
+
+} // namespace
+
+void report_dpkg_cudnn(Context& ctx) {
+  auto pkgs = host::installed_cudnn_packages(ctx.layout().root());
+  if (pkgs.empty()) {
+    return;
+  }
+  json list = json::array();
+  for (const auto& p : pkgs) {
+    list.push_back({{"name", p.name}, {"version", p.version}, {"held", p.held()}});
+    std::string what = "dpkg has " + p.name + " " + p.version + " installed" +
+                       (p.held() ? " and held (apt-mark hold)" : "") +
+                       ": cudnnctl leaves its files alone; the ld.so cache lists cudnnctl's "
+                       "active generation first (00-cudnnctl.conf)";
+    if (p.held()) {
+      ctx.warn(what);
+    } else {
+      ctx.info(what);
+    }
+  }
+  ctx.report().data["dpkg_cudnn_packages"] = list;
+}
+
+Status adopt_before_install(Context& ctx) {
+  report_dpkg_cudnn(ctx);
+  if (!ctx.config().manage_cuda_home) {
+    return {};
+  }
+  TRY_ASSIGN(StoreView view, read_store(ctx));
+  TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, ctx.config().cuda_home));
+  if (plan.files.empty()) {
+    return {};
+  }
+  ctx.info("found " + std::to_string(plan.files.size()) + " cuDNN files (cuDNN " + plan.version +
+           ") in " + plan.home.string() +
+           " that cudnnctl does not manage: adopting them first (backup, store entry, "
+           "generation) so that nothing is overwritten");
+  ctx.action("adopting the unmanaged cuDNN " + plan.version + " in " + plan.home.string() +
+             " before installing");
+  for (const auto& w : plan.defects) {
+    ctx.warn(w);
+  }
+  for (const auto& w : plan.left_alone) {
+    ctx.warn(w);
+  }
+  TRY_CTX(adopt_locked(ctx, plan), "adopting the cuDNN files cudnnctl does not manage in " +
+                                      plan.home.string() +
+                                      " (install never overwrites them silently; move them "
+                                      "away or set manage_cuda_home = false)");
+  ctx.report().data["adopted"] = {{"version", plan.version},
+                                  {"entry", plan.entry},
+                                  {"generation", ctx.report().active
+                                                     ? json(ctx.report().active->generation)
+                                                     : json()},
+                                  {"backup", ctx.report().data.value("backup", "")}};
+  return {};
+}
+
+Status adopt(Context& ctx, const AdoptOptions& o) {
+  if (o.undo) {
+    return adopt_undo(ctx);
+  }
+  if (!ctx.config().manage_cuda_home) {
+    return fail(ErrorCode::usage, "CUDA-home management is off (manage_cuda_home = false in " +
+                                      ctx.layout().config_file().string() + ")");
+  }
+  fs::path home = o.cuda_home.value_or(ctx.config().cuda_home);
+  if (!home.is_absolute()) {
+    return fail(ErrorCode::usage, "--cuda-home must be an absolute path inside the root, got \"" +
+                                      home.string() + "\"");
+  }
+  auto plan_now = [&]() -> Result<AdoptPlan> {
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, home));
+    if (plan.dirs.real_home.empty()) {
+      return fail(ErrorCode::usage, "no CUDA home at " + ctx.layout().host(home).string() +
+                                        " (pass --cuda-home DIR)");
+    }
+    return plan;
+  };
+  if (ctx.dry_run()) {
+    TRY_ASSIGN(AdoptPlan plan, plan_now());
+    TRY(fill_active(ctx));
+    describe_plan(ctx, plan);
+    ctx.report().changed = !plan.files.empty();
+    ctx.line(plan.files.empty()
+                 ? "nothing to adopt in " + home.string()
+                 : "would adopt cuDNN " + plan.version + " from " + home.string() + " (" +
+                       std::to_string(plan.files.size()) + " files) as " + plan.entry);
+    for (const auto& c : plan.files) {
+      ctx.action("would adopt " + c.found.path.string());
+    }
+    return {};
+  }
+  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  TRY_ASSIGN(AdoptPlan plan, plan_now());
+  describe_plan(ctx, plan);
+  if (plan.files.empty()) {
+    TRY(fill_active(ctx));
+    ctx.line("nothing to adopt in " + home.string() +
+             ": no cuDNN files there that cudnnctl does not manage");
+    return {};
+  }
+  return adopt_locked(ctx, plan);
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/adopt_scan.hpp"
+
+#include "host/host.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+#include "validate/header.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+
+namespace cudnnctl::ops {
+
+using integrate::Found;
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The real host path of a system path, or empty.
+fs::path real_host(const store::Layout& layout, const fs::path& sys) {
+  auto r = util::resolve_in_root(layout.root(), sys);
+  return r ? *r : fs::path();
+}
+
+bool same_original(const Candidate& a, const Candidate& b) {
+  return a.found.kind == b.found.kind && a.sha256 == b.sha256 &&
+         a.entry_target == b.entry_target && a.found.mode == b.found.mode;
+}
+
+} // namespace
+
+std::optional<std::string> version_from_library_name(std::string_view name) {
+  auto pos = name.find(".so.");
+  if (!name.starts_with("libcudnn") || pos == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto parts = util::split(name.substr(pos + 4), '.');
+  if (parts.size() != 3) {
+    return std::nullopt;
+  }
+  for (const auto& p : parts) {
+    if (!all_digits(p)) {
+      return std::nullopt;
+    }
+  }
+  return util::join(parts, ".");
+}
+
+std::vector<std::string> library_defects(const std::vector<Found>& found) {
+  std::vector<std::string> out;
+  std::set<std::string> names;
+  for (const auto& f : found) {
+    names.insert(f.path.filename().string());
+  }
+  for (const auto& f : found) {
+    std::string n = f.path.filename().string();
+    if (f.kind == Found::Kind::file) {
+      // libX.so or libX.so.N as a regular file while a longer version of the name exists.
+      auto pos = n.find(".so");
+      bool short_name = pos != std::string::npos &&
+                        (n.size() == pos + 3 || (n[pos + 3] == '.' && all_digits(n.substr(pos + 4))));
+      if (!short_name) {
+        continue;
+      }
+      for (const auto& other : names) {
+        if (other.size() > n.size() && other.starts_with(n + ".")) {
+          out.push_back(f.path.string() + " is a regular file where a symlink to " + other +
+                        " belongs (copied without `cp -P`?); adopted byte for byte as it is");
+          break;
+        }
+      }
+    } else if (f.kind == Found::Kind::symlink && f.target.find('/') == std::string::npos &&
+               !names.count(f.target)) {
+      out.push_back(f.path.string() + " -> " + f.target +
+                    " is a dangling symlink; adopted as it is (no CUDA-home link is made for it)");
+    }
+  }
+  return out;
+}
+
+bool is_takeover(const store::Layout& layout, const StoreView& view, const Found& f,
+                 const std::vector<integrate::AdoptedRecord>& records) {
+  const integrate::AdoptedRecord* rec = nullptr;
+  for (const auto& r : records) {
+    if (r.path == f.path.string()) {
+      rec = &r;
+    }
+  }
+  if (!rec || !view.entry(rec->entry)) {
+    return false;
+  }
+  bool used = std::any_of(view.generations.begin(), view.generations.end(),
+                          [&](const store::Generation& g) { return g.entry == rec->entry; });
+  if (!used) {
+    return false;
+  }
+  if (rec->kind == "symlink") {
+    return f.kind == Found::Kind::symlink && f.target == rec->target;
+  }
+  if (f.kind != Found::Kind::file || f.size != rec->size) {
+    return false;
+  }
+  auto digest = util::sha256_file(layout.host(f.path));
+  return digest && *digest == rec->sha256;
+}
+
+Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path& home) {
+  const auto& layout = ctx.layout();
+  AdoptPlan plan;
+  plan.home = home;
+  plan.dirs = integrate::locate_home(layout, home);
+  if (plan.dirs.real_home.empty()) {
+    return plan;
+  }
+  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+  std::optional<host::ForeignIndex> foreign;
+  std::vector<Candidate> cands;
+  std::map<fs::path, std::vector<Found>> per_dir;
+  auto consider = [&](const fs::path& dir, bool headers) -> Status {
+    for (auto& f : integrate::scan_dir(layout, dir, headers)) {
+      if (f.cls == Found::Class::managed || is_takeover(layout, view, f, state.adopted)) {
+        continue;
+      }
+      if (f.kind == Found::Kind::other) {
+        plan.left_alone.push_back(f.path.string() +
+                                  " is not a regular file or symlink: left alone");
+        continue;
+      }
+      if (!foreign) {
+        foreign = host::ForeignIndex::load(layout.root());
+      }
+      if (auto claim = foreign->claim(f.path)) {
+        plan.left_alone.push_back(f.path.string() + " belongs to " + claim->describe() +
+                                  ": left alone (never modified by cudnnctl)");
+        continue;
+      }
+      Candidate c;
+      c.found = f;
+      c.entry_path = std::string(headers ? "include/" : "lib/") + f.path.filename().string();
+      struct stat st;
+      if (::lstat(layout.host(f.path).c_str(), &st) == 0) {
+        c.mtime = st.st_mtim.tv_sec;
+        c.uid = st.st_uid;
+        c.gid = st.st_gid;
+      }
+      if (f.kind == Found::Kind::file) {
+        TRY_ASSIGN(c.sha256, util::sha256_file(layout.host(f.path)));
+      }
+      per_dir[dir].push_back(f);
+      cands.push_back(std::move(c));
+    }
+    return {};
+  };
+  for (const auto& d : plan.dirs.include_dirs) {
+    TRY(consider(d, true));
+  }
+  for (const auto& d : plan.dirs.lib_dirs) {
+    TRY(consider(d, false));
+  }
+  // Symlinks: a plain name stays as it is in the entry; a path that resolves to another
+  // original in the same directory kind becomes that name; anything else is left alone.
+  std::map<fs::path, const Candidate*> by_real;
+  for (const auto& c : cands) {
+    if (c.found.kind == Found::Kind::file) {
+      by_real[real_host(layout, c.found.path)] = &c;
+    }
+  }
+  std::vector<Candidate> kept;
+  for (auto& c : cands) {
+    if (c.found.kind == Found::Kind::symlink && c.found.target.find('/') != std::string::npos) {
+      fs::path t(c.found.target);
+      fs::path abs = t.is_absolute() ? t : c.found.path.parent_path() / t;
+      auto it = by_real.find(real_host(layout, abs));
+      bool same_kind = it != by_real.end() &&
+                       it->second->entry_path.substr(0, 4) == c.entry_path.substr(0, 4);
+      if (!same_kind) {
+        plan.left_alone.push_back(c.found.path.string() + " -> " + c.found.target +
+                                  " points outside the cuDNN files cudnnctl adopts: left alone");
+        continue;
+      }
+      c.entry_target = it->second->found.path.filename().string();
+      plan.defects.push_back(c.found.path.string() + " -> " + c.found.target +
+                             " is stored in the store entry as a link to " + c.entry_target);
+    } else if (c.found.kind == Found::Kind::symlink) {
+      c.entry_target = c.found.target;
+    }
+    kept.push_back(std::move(c));
+  }
+  for (const auto& [dir, found] : per_dir) {
+    auto d = library_defects(found);
+    plan.defects.insert(plan.defects.end(), d.begin(), d.end());
+  }
+  // One store path per name: the same bytes found twice (lib64 and lib) are one file.
+  std::map<std::string, const Candidate*> by_path;
+  for (auto& c : kept) {
+    auto [it, fresh] = by_path.emplace(c.entry_path, &c);
+    if (fresh) {
+      continue;
+    }
+    if (!same_original(*it->second, c)) {
+      return fail(ErrorCode::usage,
+                  "two different files would become " + c.entry_path + ": " +
+                      it->second->found.path.string() + " and " + c.found.path.string() +
+                      "; remove one of them, or adopt one directory with --cuda-home");
+    }
+    c.duplicate = true;
+  }
+  plan.files = std::move(kept);
+  if (plan.files.empty()) {
+    return plan;
+  }
+
+  // Version: cudnn_version.h, else cudnn.h (cuDNN 7 and older), else library file names.
+  std::optional<std::string> lib_version;
+  for (const auto& c : plan.files) {
+    if (auto v = version_from_library_name(c.found.path.filename().string());
+        v && (!lib_version || c.found.path.filename().string().starts_with("libcudnn.so."))) {
+      lib_version = v;
+    }
+  }
+  for (const char* h : {"include/cudnn_version.h", "include/cudnn.h"}) {
+    for (const auto& c : plan.files) {
+      if (c.entry_path != h || !plan.version.empty()) {
+        continue;
+      }
+      auto v = validate::read_version_header(real_host(layout, c.found.path));
+      if (v) {
+        plan.version = v->str();
+        plan.version_source = h;
+      }
+    }
+  }
+  if (plan.version.empty() && lib_version) {
+    plan.version = *lib_version;
+    plan.version_source = "library file names";
+  }
+  if (plan.version.empty()) {
+    return fail(ErrorCode::usage, "cannot tell which cuDNN version the files in " +
+                                      home.string() +
+                                      " are (no readable cudnn_version.h, no "
+                                      "libcudnn.so.X.Y.Z); nothing was changed");
+  }
+  if (lib_version && *lib_version != plan.version) {
+    plan.defects.push_back(plan.version_source + " says " + plan.version +
+                           " but the libraries are " + *lib_version +
+                           " (a mixed install); adopted as it is, recorded as " + plan.version);
+  }
+
+  // CUDA major: --cuda, else the toolkit in this home, else the config; unknown is 0.
+  if (ctx.opts().cuda) {
+    plan.cuda = *ctx.opts().cuda;
+  } else if (auto tk = host::detect_cuda(layout.root(), home)) {
+    plan.cuda = tk->major;
+  } else if (ctx.config().cuda) {
+    plan.cuda = *ctx.config().cuda;
+  } else {
+    plan.defects.push_back("no CUDA toolkit found in " + home.string() +
+                           ": the adopted build is recorded with CUDA major 0 (pass --cuda)");
+  }
+  if (ctx.opts().platform) {
+    plan.platform = *ctx.opts().platform;
+  } else if (ctx.config().platform) {
+    plan.platform = *ctx.config().platform;
+  } else {
+    TRY_ASSIGN(plan.platform, host::host_platform());
+  }
+  if (plan.platform.empty() ||
+      plan.platform.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+          std::string::npos) {
+    return fail(ErrorCode::usage, "invalid platform \"" + plan.platform + "\"");
+  }
+  std::set<std::string> comps;
+  std::string listing;
+  for (const auto& c : plan.files) {
+    if (c.entry_path.starts_with("include/")) {
+      comps.insert("headers");
+    } else {
+      comps.insert(c.entry_path.ends_with(".a") ? "static" : "runtime");
+    }
+    if (!c.duplicate) {
+      listing += c.entry_path + " " + c.sha256 + c.entry_target + " " +
+                 std::to_string(c.found.mode) + "\n";
+    }
+  }
+  plan.components.assign(comps.begin(), comps.end());
+  plan.entry = plan.version + "-cuda" + std::to_string(plan.cuda) + "-" + plan.platform +
+               "-adopted-" + util::sha256_hex(listing).substr(0, 8);
+  return plan;
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// What `adopt` would take over in a CUDA home, and how the CUDA-home step tells cudnnctl's
+// links and adopted originals from everything else. Reads only.
+#pragma once
+
+#include "host/dpkg_owned.hpp"
+#include "integrate/cuda_home.hpp"
+#include "ops/context.hpp"
+#include "ops/state.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::ops {
+
+// --- Interface ---
+
+struct Candidate {
+  integrate::Found found;   // path: real system path of the original
+  std::string entry_path;   // "include/<name>" or "lib/<name>"
+  std::string sha256;       // files
+  std::string entry_target; // symlinks: link text in the store entry
+  int64_t mtime = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  bool duplicate = false;   // same name and bytes as an earlier candidate in another directory
+};
+
+struct AdoptPlan {
+  fs::path home;                       // as asked for
+  integrate::HomeDirs dirs;
+  std::vector<Candidate> files;        // empty: nothing to adopt
+  std::vector<std::string> defects;    // warnings: imported as they are
+  std::vector<std::string> left_alone; // warnings: not adopted
+  std::string version;                 // "9.1.0"
+  std::string version_source;          // "include/cudnn_version.h", "library file names"
+  int cuda = 0;
+  std::string platform;
+  std::vector<std::string> components;
+  std::string entry;                   // <version>-cuda<M>-<platform>-adopted-<hash8>
+};
+
+// Scans the CUDA home `home` (a path inside the root). Errors: the version cannot be told
+// (ErrorCode::usage), two different files would become one store path (ErrorCode::usage).
+[[nodiscard]] Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view,
+                                           const fs::path& home);
+
+// True when `f` (not a link into the store) is exactly the original `record` describes and
+// the record's store entry exists and is used by a generation: the CUDA-home step may then
+// replace it by a link.
+[[nodiscard]] bool is_takeover(const store::Layout& layout, const StoreView& view,
+                               const integrate::Found& f,
+                               const std::vector<integrate::AdoptedRecord>& records);
+
+// "9.1.0" from a file name like "libcudnn.so.9.1.0" (also libcudnn_ops.so.9.1.0).
+std::optional<std::string> version_from_library_name(std::string_view name);
+
+// Pure: the defect warnings for one directory's originals (names and kinds): a regular file
+// where a symlink belongs (libX.so or libX.so.N while libX.so.N.M.P exists: the classic `cp`
+// without -P), a symlink whose target is not there.
+std::vector<std::string> library_defects(const std::vector<integrate::Found>& found);
+
+} // namespace cudnnctl::ops
