@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/env.hpp"
+
+#include "integrate/pkgconfig.hpp"
+#include "ops/state.hpp"
+
+#include <sys/stat.h>
+
+namespace cudnnctl::ops {
+
+namespace {
+
+std::string quote(std::string_view shell, std::string_view v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'') {
+      out += shell == "fish" ? "\\'" : "'\\''";
+    } else if (c == '\\' && shell == "fish") {
+      out += "\\\\";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+} // namespace
+
+std::string shell_assignment(std::string_view shell, std::string_view name,
+                             std::string_view value, bool prepend) {
+  std::string n(name);
+  if (shell == "fish") {
+    return "set -gx " + n + " " + quote(shell, value) + (prepend ? " $" + n : "") + ";";
+  }
+  return "export " + n + "=" + quote(shell, value) +
+         (prepend ? "\"${" + n + ":+:$" + n + "}\"" : "") + ";";
+}
+
+Status env(Context& ctx, const EnvOptions& o) {
+  if (o.shell != "sh" && o.shell != "fish") {
+    return fail(ErrorCode::usage, "--shell must be sh or fish, got \"" + o.shell + "\"");
+  }
+  TRY_ASSIGN(StoreView view, read_store(ctx));
+  const auto* e = view.active_entry();
+  if (!e) {
+    return fail(ErrorCode::usage, "no cuDNN generation is active (run `cudnnctl install VERSION`)");
+  }
+  const auto& layout = ctx.layout();
+  ctx.report().active = gen_info(ctx, view, view.current);
+  fs::path current = layout.current_link();
+  fs::path library;
+  std::string major = e->version.substr(0, e->version.find('.'));
+  for (const std::string& n : {std::string("libcudnn.so"), "libcudnn.so." + major}) {
+    for (const auto& f : e->files) {
+      if (library.empty() && f.path == "lib/" + n) {
+        library = current / "lib" / n;
+      }
+    }
+  }
+  struct Var {
+    std::string name;
+    std::string value;
+    bool prepend = false;
+  };
+  std::vector<Var> vars = {{"CUDNN_PATH", current.string()},
+                           {"CUDNN_INCLUDE_DIR", (current / "include").string()}};
+  if (!library.empty()) {
+    vars.push_back({"CUDNN_LIBRARY", library.string()});
+  } else {
+    ctx.warn("the active build has no libcudnn.so: CUDNN_LIBRARY is not set");
+  }
+  if (o.ld_library_path) {
+    vars.push_back({"LD_LIBRARY_PATH", (layout.entry_dir(e->name) / "lib").string(), true});
+  }
+  for (const auto& v : vars) {
+    ctx.report().data[v.name] = v.value;
+    ctx.line(shell_assignment(o.shell, v.name, v.value, v.prepend));
+  }
+  ctx.report().data["pkg_config_path"] = integrate::pkgconfig_file(layout).parent_path().string();
+  ctx.report().data["entry_path"] = layout.entry_dir(e->name).string();
+  ctx.report().data["shell"] = o.shell;
+  return {};
+}
+
+} // namespace cudnnctl::ops
