@@ -186,7 +186,7 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
   fs::path backup = layout.backups_dir() / ("adopt-" + plan.version + "-" + compact_timestamp() +
                                             "-" + hash8 + archive::backup_extension(compression));
   auto run = [&]() -> Status {
-    TRY(util::make_dirs(layout.backups_dir(), 0700));
+    TRY(util::make_dirs(layout.backups_dir(), 0755));
     TRY(sweep_backups(ctx));
     // The backup comes first: once anything is replaced, the originals are in a tarball
     // that does not depend on the store.

@@ -9,6 +9,7 @@
 #include "ops/transaction.hpp"
 #include "store/generations.hpp"
 #include "util/fs.hpp"
+#include "util/hooks.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
@@ -309,6 +310,7 @@ Status finish_release(Context& ctx, store::Journal& jr, const std::string& resul
   const auto& layout = ctx.layout();
   TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
   TRY_ASSIGN(int written, put_back_originals(ctx, state));
+  TRY(util::hook("mid-release"));
   if (util::exists_nofollow(layout.current_link())) {
     TRY(util::remove_file(layout.current_link()));
     TRY(util::fsync_dir(layout.prefix_dir()));

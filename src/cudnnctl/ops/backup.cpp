@@ -212,10 +212,10 @@ std::string backup_sums(const BackupMeta& meta) {
 }
 
 Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compression c) {
-  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create(out, 0600));
+  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create(out, 0644));
   {
     TRY_ASSIGN(archive::BackupWriter w, archive::BackupWriter::open(file.fd(), c));
-    archive::MemberMeta mm{0644, 0, 0, 0};
+    archive::MemberMeta mm{0644, static_cast<int64_t>(::time(nullptr)), 0, 0};
     TRY(w.add_bytes(k_backup_meta, backup_meta_json(meta).dump(1) + "\n", mm));
     TRY(w.add_bytes(k_backup_sums, backup_sums(meta), mm));
     for (const auto& f : meta.files) {
@@ -237,7 +237,7 @@ Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compre
   TRY(file.commit(util::Fsync::yes));
   TRY_ASSIGN(std::string digest, util::sha256_file(out));
   std::string side = backup_sums(meta) + digest + "  " + out.filename().string() + "\n";
-  return util::write_file_atomic(out.string() + ".sha256", side, 0600);
+  return util::write_file_atomic(out.string() + ".sha256", side, 0644);
 }
 
 Result<BackupMeta> verify_backup(const fs::path& file, std::vector<std::string>& warnings) {

@@ -102,7 +102,7 @@ Status backup(Context& ctx, const BackupOptions& o) {
   TRY_ASSIGN(auto p, plan(view));
   const auto& [out, entry] = p;
   if (!o.output) {
-    TRY(util::make_dirs(layout.backups_dir(), 0700));
+    TRY(util::make_dirs(layout.backups_dir(), 0755));
   } else if (!fs::is_directory(out.parent_path())) {
     return fail(ErrorCode::usage, "no directory " + out.parent_path().string() + " for --output");
   }
