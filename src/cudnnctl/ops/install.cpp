@@ -250,7 +250,12 @@ Status install(Context& ctx, const InstallOptions& o) {
     }
     if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
       ctx.info("cuDNN " + describe(*local.front()) + " is already in the store; activating it");
-      return activate_entry(ctx, local.front()->name, "install " + o.version);
+      if (ctx.dry_run()) {
+        return activate_entry(ctx, local.front()->name, "install " + o.version);
+      }
+      TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+      TRY(adopt_before_install(ctx)); // as below: never overwrite unmanaged files silently
+      return activate_entry_locked(ctx, local.front()->name, "install " + o.version, {});
     }
   }
 
