@@ -122,24 +122,41 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
   std::optional<host::ForeignIndex> foreign;
   std::vector<Candidate> cands;
   std::map<fs::path, std::vector<Found>> per_dir;
+  // A directory holding anything cudnnctl must not touch (dpkg or alternatives files,
+  // things that are neither files nor links) is left alone as a whole: adopting the rest
+  // would leave a directory that no switch can bring to one consistent build.
   auto consider = [&](const fs::path& dir, bool headers) -> Status {
+    std::vector<Found> mine;
+    std::vector<std::string> blockers;
     for (auto& f : integrate::scan_dir(layout, dir, headers)) {
       if (f.cls == Found::Class::managed || is_takeover(layout, view, f, state.adopted)) {
         continue;
       }
       if (f.kind == Found::Kind::other) {
-        plan.left_alone.push_back(f.path.string() +
-                                  " is not a regular file or symlink: left alone");
+        blockers.push_back(f.path.filename().string() + " (not a file or symlink)");
         continue;
       }
       if (!foreign) {
         foreign = host::ForeignIndex::load(layout.root());
       }
       if (auto claim = foreign->claim(f.path)) {
-        plan.left_alone.push_back(f.path.string() + " belongs to " + claim->describe() +
-                                  ": left alone (never modified by cudnnctl)");
+        blockers.push_back(f.path.filename().string() + " (" + claim->describe() + ")");
         continue;
       }
+      mine.push_back(std::move(f));
+    }
+    if (!blockers.empty()) {
+      if (blockers.size() > 3) {
+        blockers.resize(3);
+        blockers.push_back("...");
+      }
+      plan.left_alone.push_back(
+          dir.string() + " holds cuDNN files cudnnctl must never modify (" +
+          util::join(blockers, ", ") + "): nothing in it is adopted" +
+          (mine.empty() ? "" : " (" + std::to_string(mine.size()) + " other cuDNN files stay as they are)"));
+      return {};
+    }
+    for (auto& f : mine) {
       Candidate c;
       c.found = f;
       c.entry_path = std::string(headers ? "include/" : "lib/") + f.path.filename().string();
@@ -172,6 +189,7 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
     }
   }
   std::vector<Candidate> kept;
+  std::set<fs::path> blocked;
   for (auto& c : cands) {
     if (c.found.kind == Found::Kind::symlink && c.found.target.find('/') != std::string::npos) {
       fs::path t(c.found.target);
@@ -180,8 +198,11 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
       bool same_kind = it != by_real.end() &&
                        it->second->entry_path.substr(0, 4) == c.entry_path.substr(0, 4);
       if (!same_kind) {
+        fs::path dir = c.found.path.parent_path();
+        blocked.insert(dir);
         plan.left_alone.push_back(c.found.path.string() + " -> " + c.found.target +
-                                  " points outside the cuDNN files cudnnctl adopts: left alone");
+                                  " points outside the cuDNN files here: nothing in " +
+                                  dir.string() + " is adopted");
         continue;
       }
       c.entry_target = it->second->found.path.filename().string();
@@ -191,6 +212,10 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
       c.entry_target = c.found.target;
     }
     kept.push_back(std::move(c));
+  }
+  std::erase_if(kept, [&](const Candidate& c) { return blocked.count(c.found.path.parent_path()); });
+  for (const auto& d : blocked) {
+    per_dir.erase(d);
   }
   for (const auto& [dir, found] : per_dir) {
     auto d = library_defects(found);

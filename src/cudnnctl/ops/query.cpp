@@ -2,6 +2,7 @@
 #include "ops/query.hpp"
 
 #include "integrate/loader.hpp"
+#include "ops/adopt.hpp"
 #include "ops/state.hpp"
 #include "store/history.hpp"
 #include "store/journal.hpp"
@@ -51,6 +52,7 @@ Status status(Context& ctx) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");
   }
+  report_dpkg_cudnn(ctx); // apt-installed (and held) cuDNN packages
   return {};
 }
 
