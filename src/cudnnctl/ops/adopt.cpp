@@ -19,6 +19,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace cudnnctl::ops {
@@ -133,6 +134,38 @@ BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
   return m;
 }
 
+// The backup and the store copy each need about the originals' size (the backup less when it
+// compresses); refuse before writing anything when the filesystems cannot hold them.
+Status check_space(const Context& ctx, const AdoptPlan& plan) {
+  uint64_t total = 0;
+  for (const auto& c : plan.files) {
+    if (!c.duplicate && c.found.kind == integrate::Found::Kind::file) {
+      total += c.found.size;
+    }
+  }
+  struct stat a, b;
+  struct statvfs va, vb;
+  fs::path store = ctx.layout().store_dir(), backups = ctx.layout().backups_dir();
+  if (::stat(store.c_str(), &a) != 0 || ::stat(backups.c_str(), &b) != 0 ||
+      ::statvfs(store.c_str(), &va) != 0 || ::statvfs(backups.c_str(), &vb) != 0) {
+    return {};
+  }
+  uint64_t margin = 64u << 20;
+  uint64_t avail_store = static_cast<uint64_t>(va.f_bavail) * va.f_frsize;
+  uint64_t avail_backups = static_cast<uint64_t>(vb.f_bavail) * vb.f_frsize;
+  bool same = a.st_dev == b.st_dev;
+  uint64_t need_store = total + margin + (same ? total : 0);
+  if (avail_store < need_store || (!same && avail_backups < total + margin)) {
+    return fail(ErrorCode::environment,
+                "not enough free space to adopt " + util::human_bytes(total) + " of cuDNN files: " +
+                    util::human_bytes(avail_store) + " free for " + store.string() +
+                    (same ? " and the backup" : ", " + util::human_bytes(avail_backups) +
+                                                    " for " + backups.string()) +
+                    "; nothing was changed");
+  }
+  return {};
+}
+
 // Sweeps temporaries an interrupted backup left (we hold the lock).
 Status sweep_backups(const Context& ctx) {
   std::error_code ec;
@@ -187,7 +220,9 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
                                             "-" + hash8 + archive::backup_extension(compression));
   auto run = [&]() -> Status {
     TRY(util::make_dirs(layout.backups_dir(), 0755));
+    TRY(util::make_dirs(layout.store_dir()));
     TRY(sweep_backups(ctx));
+    TRY(check_space(ctx, plan));
     // The backup comes first: once anything is replaced, the originals are in a tarball
     // that does not depend on the store.
     TRY(write_backup(backup, adopt_backup_meta(ctx, plan), compression));

@@ -113,6 +113,9 @@ mount -t tmpfs tmpfs "\$T"
 cp -a /etc "\$T/etc"
 mount --bind "\$T/etc" /etc
 for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
+# Since issue 5, install adopts a hand-made cuDNN it finds in /usr/local/cuda and replaces the
+# files by links: hide the host's CUDA home (a real cuDNN lives there on some machines).
+mount -t tmpfs tmpfs /usr/local
 unset LD_LIBRARY_PATH
 "$CUDNNCTL" --mirror "$URL/" --cuda 12 install 9.1.0 >&2
 echo "first: \$("$WHICH" libcudnn.so.9)"
@@ -123,6 +126,8 @@ echo "rolled: \$("$WHICH" libcudnn.so.9)"
 echo "dropin: \$(grep -v '^#' /etc/ld.so.conf.d/00-cudnnctl.conf)"
 EOF
 host_cache=$(sha256sum /etc/ld.so.cache)
+host_cudnn() { find /usr/local -maxdepth 5 \( -name 'libcudnn*' -o -name 'cudnn*.h' \) -printf '%p %y %s %T@ %l\n' 2>/dev/null | sort; }
+host_cudnn_before=$(host_cudnn)
 host_opt=$(ls -A /opt | sort | tr '\n' ' ')
 expect_exit 0 unshare -m bash "$E2E_TMP/inside.sh"
 expect_contains "$OUT" "first: /opt/cudnn/store/9.1.0.70-cuda12-linux-x86_64/lib/libcudnn.so.9 90100"
@@ -130,6 +135,7 @@ expect_contains "$OUT" "second: /opt/cudnn/store/9.27.0.42-cuda12-linux-x86_64/l
 expect_contains "$OUT" "rolled: /opt/cudnn/store/9.1.0.70-cuda12-linux-x86_64/lib/libcudnn.so.9 90100"
 expect_contains "$OUT" "dropin: /opt/cudnn/store/9.1.0.70-cuda12-linux-x86_64/lib"
 expect_eq "$(sha256sum /etc/ld.so.cache)" "$host_cache" "the host's ld.so.cache changed"
+expect_eq "$(host_cudnn)" "$host_cudnn_before" "the host's cuDNN files under /usr/local changed"
 expect_eq "$(ls -A /opt | sort | tr '\n' ' ')" "$host_opt" "the host's /opt changed"
 [ ! -e /etc/ld.so.conf.d/00-cudnnctl.conf ] || fail "the host got a cudnnctl drop-in"
 [ ! -e /var/lib/cudnnctl ] || fail "the host got /var/lib/cudnnctl"
