@@ -155,15 +155,16 @@ TEST_CASE("hostile backup members and metadata are refused") {
 
   auto meta_with = [](const std::string& files) {
     return "{\"format\": 1, \"kind\": \"generation\", \"version\": \"9.1.0.70\", \"cuda\": 12,"
-           " \"platform\": \"linux-x86_64\", \"files\": [" + files + "]}";
+           " \"platform\": \"linux-x86_64\", \"files\": [" +
+           files + "]}";
   };
   std::string sha(64, 'a');
   CHECK(ops::parse_backup_meta(meta_with("")));
   CHECK_FALSE(ops::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"../x\", \"kind\": \"file\", \"sha256\": \"" + sha + "\"}")));
-  CHECK_FALSE(ops::parse_backup_meta(meta_with(
-      "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"symlink\", \"target\": "
-      "\"../../../etc/passwd\"}")));
+  CHECK_FALSE(ops::parse_backup_meta(
+      meta_with("{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"symlink\", \"target\": "
+                "\"../../../etc/passwd\"}")));
   CHECK_FALSE(ops::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"symlink\", \"target\": \"/etc\"}")));
   CHECK_FALSE(ops::parse_backup_meta(meta_with(

@@ -80,8 +80,9 @@ TEST_CASE("plan_links") {
   SECTION("switching majors replaces, adds and removes names; keeps what is already right") {
     std::string keep = integrate::link_text(layout, inc, "NEW", "include/cudnn.h");
     std::vector<std::pair<fs::path, std::vector<Found>>> listings = {
-        {inc, {found("/cuda/include/cudnn.h", Found::Class::managed, keep),
-               found("/cuda/include/cudnn_ops_infer.h", Found::Class::managed, "x")}},
+        {inc,
+         {found("/cuda/include/cudnn.h", Found::Class::managed, keep),
+          found("/cuda/include/cudnn_ops_infer.h", Found::Class::managed, "x")}},
         {lib, {found("/cuda/lib/libcudnn.so.8", Found::Class::managed, old_so)}}};
     std::vector<integrate::Wanted> wanted = {{inc, "cudnn.h", "include/cudnn.h"},
                                              {lib, "libcudnn.so.9", "lib/libcudnn.so.9"}};
@@ -93,8 +94,7 @@ TEST_CASE("plan_links") {
     REQUIRE(op_for(plan, "/cuda/lib/libcudnn.so.8"));
     CHECK(op_for(plan, "/cuda/lib/libcudnn.so.8")->kind == integrate::LinkOp::Kind::remove);
     REQUIRE(op_for(plan, "/cuda/include/cudnn_ops_infer.h"));
-    CHECK(op_for(plan, "/cuda/include/cudnn_ops_infer.h")->kind ==
-          integrate::LinkOp::Kind::remove);
+    CHECK(op_for(plan, "/cuda/include/cudnn_ops_infer.h")->kind == integrate::LinkOp::Kind::remove);
     // Links come before removals.
     CHECK(plan.ops.front().kind == integrate::LinkOp::Kind::link);
     CHECK(plan.linked_dirs.size() == 2);
@@ -120,8 +120,9 @@ TEST_CASE("plan_links") {
 
   SECTION("adopted originals are replaced by links; with nothing active all links go") {
     std::vector<std::pair<fs::path, std::vector<Found>>> listings = {
-        {lib, {found("/cuda/lib/libcudnn.so.9", Found::Class::takeover, "", Found::Kind::file),
-               found("/cuda/lib/libcudnn.so", Found::Class::managed, "y")}}};
+        {lib,
+         {found("/cuda/lib/libcudnn.so.9", Found::Class::takeover, "", Found::Kind::file),
+          found("/cuda/lib/libcudnn.so", Found::Class::managed, "y")}}};
     auto plan = integrate::plan_links(layout, "NEW", {{lib, "libcudnn.so.9", "lib/libcudnn.so.9"}},
                                       listings);
     REQUIRE(op_for(plan, "/cuda/lib/libcudnn.so.9"));
@@ -130,8 +131,9 @@ TEST_CASE("plan_links") {
 
     auto none = integrate::plan_links(
         layout, "", {},
-        {{lib, {found("/cuda/lib/libcudnn.so", Found::Class::managed, "y"),
-                found("/cuda/lib/libcudnn.so.7", Found::Class::unmanaged, "", Found::Kind::file)}}});
+        {{lib,
+          {found("/cuda/lib/libcudnn.so", Found::Class::managed, "y"),
+           found("/cuda/lib/libcudnn.so.7", Found::Class::unmanaged, "", Found::Kind::file)}}});
     REQUIRE(none.ops.size() == 1);
     CHECK(none.ops[0].path == "/cuda/lib/libcudnn.so");
     CHECK(none.warnings.empty()); // nothing wanted: nothing to complain about
@@ -194,9 +196,11 @@ TEST_CASE("home state round trip") {
   REQUIRE(back->adopted.size() == 1);
   CHECK(back->adopted[0].sha256 == r.sha256);
   CHECK(back->adopted[0].uid == 7);
-  util::write_file_atomic(integrate::home_state_file(layout), "{\"format\": 1, \"adopted\": "
+  util::write_file_atomic(integrate::home_state_file(layout),
+                          "{\"format\": 1, \"adopted\": "
                           "[{\"path\": \"/x\", \"entry\": \"../../etc\", \"file\": \"a\", "
-                          "\"kind\": \"file\"}]}").value();
+                          "\"kind\": \"file\"}]}")
+      .value();
   CHECK_FALSE(integrate::read_home_state(layout));
 }
 

@@ -40,7 +40,9 @@ BackupReader::BackupReader(BackupReader&&) noexcept = default;
 BackupReader& BackupReader::operator=(BackupReader&&) noexcept = default;
 BackupReader::~BackupReader() = default;
 
-Compression BackupReader::compression() const { return m_impl->compression; }
+Compression BackupReader::compression() const {
+  return m_impl->compression;
+}
 
 Result<BackupReader> BackupReader::open(const std::filesystem::path& file) {
   auto impl = std::make_unique<Impl>();
@@ -67,9 +69,9 @@ Result<BackupReader> BackupReader::open(const std::filesystem::path& file) {
     }
   }
   if (archive_read_open_fd(a, impl->fd.get(), 1 << 16) != ARCHIVE_OK) {
-    return fail(ErrorCode::integrity, "not a cudnnctl backup (tar.zst or tar.gz): " +
-                                          file.string() + ": " +
-                                          (archive_error_string(a) ? archive_error_string(a) : ""));
+    return fail(ErrorCode::integrity,
+                "not a cudnnctl backup (tar.zst or tar.gz): " + file.string() + ": " +
+                    (archive_error_string(a) ? archive_error_string(a) : ""));
   }
   return BackupReader(std::move(impl));
 }
@@ -88,8 +90,8 @@ Result<std::optional<Member>> BackupReader::next() {
   int count = archive_filter_count(a);
   int code = archive_filter_code(a, 0);
   if (count != 2 || (code != ARCHIVE_FILTER_GZIP && code != ARCHIVE_FILTER_ZSTD)) {
-    return fail(ErrorCode::integrity, "not a cudnnctl backup (tar in one gzip or zstd layer): " +
-                                          m_impl->file.string());
+    return fail(ErrorCode::integrity,
+                "not a cudnnctl backup (tar in one gzip or zstd layer): " + m_impl->file.string());
   }
   m_impl->compression = code == ARCHIVE_FILTER_ZSTD ? Compression::zstd : Compression::gzip;
   Member m;

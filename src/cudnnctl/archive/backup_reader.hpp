@@ -21,9 +21,9 @@ namespace cudnnctl::archive {
 
 struct Member {
   enum class Kind { file, directory, symlink };
-  std::string name;   // as stored, checked by name_problem
+  std::string name; // as stored, checked by name_problem
   Kind kind = Kind::file;
-  uint32_t mode = 0;  // permission bits
+  uint32_t mode = 0; // permission bits
   uint64_t size = 0;
   int64_t mtime = 0;
   uint32_t uid = 0;

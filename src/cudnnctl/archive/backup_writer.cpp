@@ -26,8 +26,8 @@ using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
 
 // Adds the compression filter; ARCHIVE_WARN means "through an external program": refused.
 bool add_filter(struct archive* a, Compression c) {
-  int rc = c == Compression::zstd ? archive_write_add_filter_zstd(a)
-                                  : archive_write_add_filter_gzip(a);
+  int rc =
+      c == Compression::zstd ? archive_write_add_filter_zstd(a) : archive_write_add_filter_gzip(a);
   return rc == ARCHIVE_OK;
 }
 
@@ -99,9 +99,9 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c) {
     return fail(impl->lib_error("pax format"));
   }
   if (!add_filter(a, c)) {
-    return fail(ErrorCode::environment,
-                std::string("libarchive here cannot write ") +
-                    (c == Compression::zstd ? "zstd" : "gzip") + " without an external program");
+    return fail(ErrorCode::environment, std::string("libarchive here cannot write ") +
+                                            (c == Compression::zstd ? "zstd" : "gzip") +
+                                            " without an external program");
   }
   // No padding of the last block: the compressed file ends where the data ends.
   archive_write_set_bytes_in_last_block(a, 1);
@@ -111,7 +111,8 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c) {
   return BackupWriter(std::move(impl));
 }
 
-Result<std::string> BackupWriter::add_file(const std::string& name, const std::filesystem::path& source,
+Result<std::string> BackupWriter::add_file(const std::string& name,
+                                           const std::filesystem::path& source,
                                            const MemberMeta& meta) {
   TRY_ASSIGN(util::Fd fd, util::open_fd(source, O_RDONLY | O_NOFOLLOW));
   struct stat st;
@@ -173,9 +174,8 @@ Status BackupWriter::add_bytes(const std::string& name, std::string_view data,
   if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK) {
     return fail(m_impl->lib_error(name));
   }
-  if (!data.empty() &&
-      archive_write_data(m_impl->a.get(), data.data(), data.size()) !=
-          static_cast<la_ssize_t>(data.size())) {
+  if (!data.empty() && archive_write_data(m_impl->a.get(), data.data(), data.size()) !=
+                           static_cast<la_ssize_t>(data.size())) {
     return fail(m_impl->lib_error(name));
   }
   if (archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {

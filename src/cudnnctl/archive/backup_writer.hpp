@@ -48,9 +48,8 @@ public:
   // A regular-file member `name` holding the bytes of the host file `source` (opened with
   // O_NOFOLLOW; its size is taken when opened). Returns the sha256 of the bytes written.
   // A file that changes size while read: ErrorCode::environment.
-  [[nodiscard]] Result<std::string> add_file(const std::string& name,
-                                             const std::filesystem::path& source,
-                                             const MemberMeta& meta);
+  [[nodiscard]] Result<std::string>
+  add_file(const std::string& name, const std::filesystem::path& source, const MemberMeta& meta);
   // A symlink member `name` -> `target` (stored verbatim).
   [[nodiscard]] Status add_symlink(const std::string& name, const std::string& target,
                                    const MemberMeta& meta);

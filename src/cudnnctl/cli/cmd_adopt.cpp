@@ -19,9 +19,8 @@ void register_adopt(CLI::App& app, Action& action) {
                     "CUDA home inside the root (default: config cuda_home, /usr/local/cuda)");
   adopt->add_flag("--undo", ao->undo,
                   "Put the adopted originals back at their paths and deactivate cudnnctl");
-  adopt->callback([ao, &action] {
-    action = [ao](ops::Context& ctx) { return ops::adopt(ctx, *ao); };
-  });
+  adopt->callback(
+      [ao, &action] { action = [ao](ops::Context& ctx) { return ops::adopt(ctx, *ao); }; });
 
   auto bo = std::make_shared<ops::BackupOptions>();
   auto* backup = app.add_subcommand(
@@ -29,17 +28,15 @@ void register_adopt(CLI::App& app, Action& action) {
   backup->add_option("--output", bo->output,
                      "Tarball to write (.tar.zst or .tar.gz; default under "
                      "/var/lib/cudnnctl/backups/)");
-  backup->callback([bo, &action] {
-    action = [bo](ops::Context& ctx) { return ops::backup(ctx, *bo); };
-  });
+  backup->callback(
+      [bo, &action] { action = [bo](ops::Context& ctx) { return ops::backup(ctx, *bo); }; });
 
   auto ro = std::make_shared<ops::RestoreOptions>();
   auto* restore = app.add_subcommand(
       "restore", "Verify a backup, import it as a new store entry and switch to it");
   restore->add_option("FILE", ro->file, "Backup tarball (from `backup` or `adopt`)")->required();
-  restore->callback([ro, &action] {
-    action = [ro](ops::Context& ctx) { return ops::restore(ctx, *ro); };
-  });
+  restore->callback(
+      [ro, &action] { action = [ro](ops::Context& ctx) { return ops::restore(ctx, *ro); }; });
 
   auto eo = std::make_shared<ops::EnvOptions>();
   auto* env = app.add_subcommand(
@@ -48,9 +45,7 @@ void register_adopt(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"sh", "fish"}));
   env->add_flag("--ld-library-path", eo->ld_library_path,
                 "Also print LD_LIBRARY_PATH naming the active store entry's lib/");
-  env->callback([eo, &action] {
-    action = [eo](ops::Context& ctx) { return ops::env(ctx, *eo); };
-  });
+  env->callback([eo, &action] { action = [eo](ops::Context& ctx) { return ops::env(ctx, *eo); }; });
 }
 
 } // namespace cudnnctl::cli

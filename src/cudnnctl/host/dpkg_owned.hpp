@@ -24,7 +24,7 @@ namespace cudnnctl::host {
 struct ForeignClaim {
   enum class By { dpkg, alternatives };
   By by = By::dpkg;
-  std::string name; // package name, or alternatives group name
+  std::string name;                           // package name, or alternatives group name
   [[nodiscard]] std::string describe() const; // "dpkg package libcudnn9-cuda-12", ...
 };
 
@@ -54,7 +54,7 @@ public:
 
 private:
   std::filesystem::path m_root;
-  std::map<std::string, ForeignClaim> m_claims; // real host path -> claim
+  std::map<std::string, ForeignClaim> m_claims;   // real host path -> claim
   std::map<std::string, std::string> m_real_dirs; // cache: sys dir -> real host dir
   std::string key(const std::filesystem::path& sys_path);
   [[nodiscard]] std::string key_const(const std::filesystem::path& sys_path) const;

@@ -68,7 +68,9 @@ bool is_cudnn_header(std::string_view name) {
   return name.starts_with("cudnn") && name.ends_with(".h");
 }
 
-bool is_cudnn_library(std::string_view name) { return name.starts_with("libcudnn"); }
+bool is_cudnn_library(std::string_view name) {
+  return name.starts_with("libcudnn");
+}
 
 HomeDirs locate_home(const store::Layout& layout, const fs::path& home) {
   HomeDirs d;
@@ -173,8 +175,8 @@ Result<std::vector<fs::path>> sweep_tmp(const store::Layout& layout, const fs::p
   std::vector<fs::path> out;
   fs::path host_dir = layout.host(sys_dir);
   for (const auto& name : dir_names(host_dir)) {
-    bool ours = (name.starts_with(".cudnn") || name.starts_with(".libcudnn")) &&
-                util::is_tmp_name(name);
+    bool ours =
+        (name.starts_with(".cudnn") || name.starts_with(".libcudnn")) && util::is_tmp_name(name);
     if (!ours) {
       continue;
     }
@@ -202,8 +204,8 @@ Result<HomeState> read_home_state(const store::Layout& layout) {
   auto corrupt = [&](const std::string& why) {
     return fail(ErrorCode::environment, file.string() + " is corrupt: " + why +
                                             " (remove it; adopted originals stay in the "
-                                            "backups under " + layout.backups_dir().string() +
-                                            ")");
+                                            "backups under " +
+                                            layout.backups_dir().string() + ")");
   };
   if (j.is_discarded() || !j.is_object() || j.value("format", 0) != 1) {
     return corrupt("not a format-1 JSON object");
@@ -239,9 +241,9 @@ Result<HomeState> read_home_state(const store::Layout& layout) {
 Status write_home_state(const store::Layout& layout, const HomeState& s) {
   json adopted = json::array();
   for (const auto& a : s.adopted) {
-    json r = {{"path", a.path}, {"entry", a.entry}, {"file", a.file}, {"kind", a.kind},
-              {"mode", a.mode}, {"size", a.size},   {"mtime", a.mtime}, {"uid", a.uid},   {"gid", a.gid},
-              {"backup", a.backup}};
+    json r = {{"path", a.path}, {"entry", a.entry},  {"file", a.file},   {"kind", a.kind},
+              {"mode", a.mode}, {"size", a.size},    {"mtime", a.mtime}, {"uid", a.uid},
+              {"gid", a.gid},   {"backup", a.backup}};
     if (a.kind == "file") {
       r["sha256"] = a.sha256;
     } else {
@@ -313,7 +315,8 @@ LinkPlan plan_links(const store::Layout& layout, const std::string& entry,
     std::vector<std::string> blockers;
     for (const auto* f : found) {
       if (f->cls == Found::Class::foreign || f->cls == Found::Class::unmanaged) {
-        blockers.push_back(f->path.filename().string() + (f->why.empty() ? "" : " (" + f->why + ")"));
+        blockers.push_back(f->path.filename().string() +
+                           (f->why.empty() ? "" : " (" + f->why + ")"));
       }
     }
     if (!blockers.empty()) {

@@ -39,10 +39,10 @@ bool is_cudnn_library(std::string_view name);
 
 // The CUDA home's directories, as system paths (inside the root) with every symlink resolved.
 struct HomeDirs {
-  fs::path home;                    // as configured, e.g. /usr/local/cuda
-  fs::path real_home;               // e.g. /usr/local/cuda-13.0; empty when the home is missing
-  fs::path include_dir;             // real <home>/include; empty when missing
-  fs::path lib_dir;                 // real <home>/lib64, else <home>/lib, else targets/*/lib
+  fs::path home;                      // as configured, e.g. /usr/local/cuda
+  fs::path real_home;                 // e.g. /usr/local/cuda-13.0; empty when the home is missing
+  fs::path include_dir;               // real <home>/include; empty when missing
+  fs::path lib_dir;                   // real <home>/lib64, else <home>/lib, else targets/*/lib
   std::vector<fs::path> include_dirs; // include, targets/*/include (existing, distinct)
   std::vector<fs::path> lib_dirs;     // lib64, lib, targets/*/lib (existing, distinct)
 };
@@ -59,13 +59,13 @@ struct Found {
     foreign,   // owned by dpkg or update-alternatives (`why` says which)
     unmanaged, // anything else: hand-made files, links elsewhere
   };
-  fs::path path;         // system path: real directory + name
+  fs::path path; // system path: real directory + name
   Kind kind = Kind::file;
   uint32_t mode = 0;
   uint64_t size = 0;
-  std::string target;    // symlink text
+  std::string target; // symlink text
   Class cls = Class::unmanaged;
-  std::string why;       // foreign: "dpkg package X" / "update-alternatives group Y"
+  std::string why; // foreign: "dpkg package X" / "update-alternatives group Y"
 };
 
 // Lists cuDNN names (headers or libraries) in the system directory `sys_dir`, classified as
@@ -90,13 +90,13 @@ std::string link_text(const store::Layout& layout, const fs::path& sys_dir,
 // An original cudnnctl adopted and may replace by a link: its bytes are in store entry
 // `entry` (as `file`) and in the backup tarball `backup`.
 struct AdoptedRecord {
-  std::string path;   // system path (real directory + name)
-  std::string entry;  // store entry holding its bytes
-  std::string file;   // path inside the entry, e.g. "lib/libcudnn.so.9"
-  std::string kind;   // "file" or "symlink"
+  std::string path;  // system path (real directory + name)
+  std::string entry; // store entry holding its bytes
+  std::string file;  // path inside the entry, e.g. "lib/libcudnn.so.9"
+  std::string kind;  // "file" or "symlink"
   uint32_t mode = 0;
   uint64_t size = 0;
-  int64_t mtime = 0;  // seconds
+  int64_t mtime = 0; // seconds
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string sha256; // files
@@ -145,10 +145,9 @@ struct LinkPlan {
 
 // Pure: what to do so that the directories in `listings` (every directory that may hold
 // links) hold exactly `wanted` (for `entry`), without touching foreign or unmanaged things.
-[[nodiscard]] LinkPlan plan_links(const store::Layout& layout, const std::string& entry,
-                                  const std::vector<Wanted>& wanted,
-                                  const std::vector<std::pair<fs::path, std::vector<Found>>>&
-                                      listings);
+[[nodiscard]] LinkPlan
+plan_links(const store::Layout& layout, const std::string& entry, const std::vector<Wanted>& wanted,
+           const std::vector<std::pair<fs::path, std::vector<Found>>>& listings);
 
 // Carries out `plan` (atomic link replacement, then removals, then one fsync per directory).
 [[nodiscard]] Status apply_links(const store::Layout& layout, const LinkPlan& plan);

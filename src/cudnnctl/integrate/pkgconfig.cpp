@@ -30,8 +30,7 @@ std::string render_pkgconfig(const store::Layout& layout, const store::EntryInfo
   return s;
 }
 
-Status write_pkgconfig(const store::Layout& layout, const store::EntryInfo& entry,
-                       int generation) {
+Status write_pkgconfig(const store::Layout& layout, const store::EntryInfo& entry, int generation) {
   auto file = pkgconfig_file(layout);
   TRY(util::make_dirs(file.parent_path()));
   return util::write_file_atomic(file, render_pkgconfig(layout, entry, generation), 0644);

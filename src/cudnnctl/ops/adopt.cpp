@@ -52,9 +52,9 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
   }
   std::string got = hash.hex_final();
   if (got != c.sha256) {
-    return fail(ErrorCode::environment, host_src.string() + " changed while it was adopted (sha256 " +
-                                            got + ", scanned " + c.sha256 +
-                                            "); nothing was activated, try again");
+    return fail(ErrorCode::environment,
+                host_src.string() + " changed while it was adopted (sha256 " + got + ", scanned " +
+                    c.sha256 + "); nothing was activated, try again");
   }
   timespec times[2] = {{c.mtime, 0}, {c.mtime, 0}};
   (void)::futimens(out.get(), times);
@@ -159,8 +159,8 @@ Status check_space(const Context& ctx, const AdoptPlan& plan) {
     return fail(ErrorCode::environment,
                 "not enough free space to adopt " + util::human_bytes(total) + " of cuDNN files: " +
                     util::human_bytes(avail_store) + " free for " + store.string() +
-                    (same ? " and the backup" : ", " + util::human_bytes(avail_backups) +
-                                                    " for " + backups.string()) +
+                    (same ? " and the backup"
+                          : ", " + util::human_bytes(avail_backups) + " for " + backups.string()) +
                     "; nothing was changed");
   }
   return {};
@@ -320,15 +320,14 @@ Status adopt_before_install(Context& ctx) {
     ctx.warn(w);
   }
   TRY_CTX(adopt_locked(ctx, plan), "adopting the cuDNN files cudnnctl does not manage in " +
-                                      plan.home.string() +
-                                      " (install never overwrites them silently; move them "
-                                      "away or set manage_cuda_home = false)");
-  ctx.report().data["adopted"] = {{"version", plan.version},
-                                  {"entry", plan.entry},
-                                  {"generation", ctx.report().active
-                                                     ? json(ctx.report().active->generation)
-                                                     : json()},
-                                  {"backup", ctx.report().data.value("backup", "")}};
+                                       plan.home.string() +
+                                       " (install never overwrites them silently; move them "
+                                       "away or set manage_cuda_home = false)");
+  ctx.report().data["adopted"] = {
+      {"version", plan.version},
+      {"entry", plan.entry},
+      {"generation", ctx.report().active ? json(ctx.report().active->generation) : json()},
+      {"backup", ctx.report().data.value("backup", "")}};
   return {};
 }
 

@@ -74,8 +74,8 @@ void abandon_transaction(Context& ctx, store::Journal& jr, const Error& why);
 // (journaled), runs the post-switch checks when `checks` (reverting on failure: exit 5),
 // commits, fills the report.
 [[nodiscard]] Status switch_to_new_generation_for(Context& ctx, store::Journal& jr,
-                                                  const StoreView& view,
-                                                  const std::string& command, bool checks);
+                                                  const StoreView& view, const std::string& command,
+                                                  bool checks);
 
 // A UTC time usable in file names: "20261130T035047Z".
 std::string compact_timestamp();

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA-home step of every switch, and `adopt --undo`.
-#include "ops/adopt.hpp"
-
 #include "integrate/cuda_home.hpp"
 #include "integrate/pkgconfig.hpp"
+#include "ops/adopt.hpp"
 #include "ops/adopt_scan.hpp"
 #include "ops/backup.hpp"
 #include "ops/transaction.hpp"
@@ -24,8 +23,8 @@
 namespace cudnnctl::ops {
 
 using integrate::AdoptedRecord;
-using nlohmann::json;
 using integrate::Found;
+using nlohmann::json;
 
 namespace {
 
@@ -134,7 +133,9 @@ std::optional<fs::path> entry_source(const Context& ctx, const AdoptedRecord& r)
   return p;
 }
 
-std::string member_of(const AdoptedRecord& r) { return fs::path(r.path).relative_path().string(); }
+std::string member_of(const AdoptedRecord& r) {
+  return fs::path(r.path).relative_path().string();
+}
 
 // Puts every adopted original back at its path (idempotent). Returns how many were written.
 Result<int> put_back_originals(Context& ctx, const integrate::HomeState& state) {
@@ -150,8 +151,8 @@ Result<int> put_back_originals(Context& ctx, const integrate::HomeState& state) 
     struct stat st;
     bool missing = ::lstat(host.c_str(), &st) != 0;
     auto text = missing ? Result<fs::path>(fs::path()) : util::read_link(host);
-    bool ours = !missing && text && integrate::store_ref(layout, fs::path(r->path).parent_path(),
-                                                         text->string());
+    bool ours = !missing && text &&
+                integrate::store_ref(layout, fs::path(r->path).parent_path(), text->string());
     if (!missing && !ours) {
       ctx.warn(r->path + " changed since cudnnctl adopted it: left as it is (the original is in " +
                r->backup + ")");
@@ -181,15 +182,15 @@ Result<int> put_back_originals(Context& ctx, const integrate::HomeState& state) 
     by_member[member_of(*r)] = r;
   }
   for (const auto& [backup, members] : from_backup) {
-    TRY(read_backup_members(
-        layout.host(backup), members,
-        [&](const BackupFile& f, archive::BackupReader& reader) -> Status {
-          const AdoptedRecord& r = *by_member.at(f.member);
-          return put_file(layout.host(r.path), r, [&](int fd) {
-            return reader.read_data(
-                [&](const char* d, size_t n) { return util::write_all(fd, d, n, r.path); });
-          });
-        }));
+    TRY(read_backup_members(layout.host(backup), members,
+                            [&](const BackupFile& f, archive::BackupReader& reader) -> Status {
+                              const AdoptedRecord& r = *by_member.at(f.member);
+                              return put_file(layout.host(r.path), r, [&](int fd) {
+                                return reader.read_data([&](const char* d, size_t n) {
+                                  return util::write_all(fd, d, n, r.path);
+                                });
+                              });
+                            }));
     written += static_cast<int>(members.size());
   }
   return written;

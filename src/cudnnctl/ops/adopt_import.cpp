@@ -2,7 +2,6 @@
 // Transaction steps shared by `adopt` and `restore`: staging, publishing an entry, undoing
 // before the flip, and the switch to a new generation.
 #include "ops/adopt.hpp"
-
 #include "ops/install.hpp"
 #include "ops/postswitch.hpp"
 #include "ops/transaction.hpp"

@@ -29,8 +29,8 @@ fs::path real_host(const store::Layout& layout, const fs::path& sys) {
 }
 
 bool same_original(const Candidate& a, const Candidate& b) {
-  return a.found.kind == b.found.kind && a.sha256 == b.sha256 &&
-         a.entry_target == b.entry_target && a.found.mode == b.found.mode;
+  return a.found.kind == b.found.kind && a.sha256 == b.sha256 && a.entry_target == b.entry_target &&
+         a.found.mode == b.found.mode;
 }
 
 } // namespace
@@ -63,8 +63,9 @@ std::vector<std::string> library_defects(const std::vector<Found>& found) {
     if (f.kind == Found::Kind::file) {
       // libX.so or libX.so.N as a regular file while a longer version of the name exists.
       auto pos = n.find(".so");
-      bool short_name = pos != std::string::npos &&
-                        (n.size() == pos + 3 || (n[pos + 3] == '.' && all_digits(n.substr(pos + 4))));
+      bool short_name =
+          pos != std::string::npos &&
+          (n.size() == pos + 3 || (n[pos + 3] == '.' && all_digits(n.substr(pos + 4))));
       if (!short_name) {
         continue;
       }
@@ -150,10 +151,11 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
         blockers.resize(3);
         blockers.push_back("...");
       }
-      plan.left_alone.push_back(
-          dir.string() + " holds cuDNN files cudnnctl must never modify (" +
-          util::join(blockers, ", ") + "): nothing in it is adopted" +
-          (mine.empty() ? "" : " (" + std::to_string(mine.size()) + " other cuDNN files stay as they are)"));
+      plan.left_alone.push_back(dir.string() + " holds cuDNN files cudnnctl must never modify (" +
+                                util::join(blockers, ", ") + "): nothing in it is adopted" +
+                                (mine.empty() ? ""
+                                              : " (" + std::to_string(mine.size()) +
+                                                    " other cuDNN files stay as they are)"));
       return {};
     }
     for (auto& f : mine) {
@@ -195,8 +197,8 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
       fs::path t(c.found.target);
       fs::path abs = t.is_absolute() ? t : c.found.path.parent_path() / t;
       auto it = by_real.find(real_host(layout, abs));
-      bool same_kind = it != by_real.end() &&
-                       it->second->entry_path.substr(0, 4) == c.entry_path.substr(0, 4);
+      bool same_kind =
+          it != by_real.end() && it->second->entry_path.substr(0, 4) == c.entry_path.substr(0, 4);
       if (!same_kind) {
         fs::path dir = c.found.path.parent_path();
         blocked.insert(dir);
@@ -213,7 +215,8 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
     }
     kept.push_back(std::move(c));
   }
-  std::erase_if(kept, [&](const Candidate& c) { return blocked.count(c.found.path.parent_path()); });
+  std::erase_if(kept,
+                [&](const Candidate& c) { return blocked.count(c.found.path.parent_path()); });
   for (const auto& d : blocked) {
     per_dir.erase(d);
   }
@@ -266,8 +269,7 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
     plan.version_source = "library file names";
   }
   if (plan.version.empty()) {
-    return fail(ErrorCode::usage, "cannot tell which cuDNN version the files in " +
-                                      home.string() +
+    return fail(ErrorCode::usage, "cannot tell which cuDNN version the files in " + home.string() +
                                       " are (no readable cudnn_version.h, no "
                                       "libcudnn.so.X.Y.Z); nothing was changed");
   }
@@ -295,9 +297,8 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
   } else {
     TRY_ASSIGN(plan.platform, host::host_platform());
   }
-  if (plan.platform.empty() ||
-      plan.platform.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
-          std::string::npos) {
+  if (plan.platform.empty() || plan.platform.find_first_not_of(
+                                   "abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
     return fail(ErrorCode::usage, "invalid platform \"" + plan.platform + "\"");
   }
   std::set<std::string> comps;

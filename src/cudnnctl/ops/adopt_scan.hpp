@@ -24,11 +24,11 @@ struct Candidate {
   int64_t mtime = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
-  bool duplicate = false;   // same name and bytes as an earlier candidate in another directory
+  bool duplicate = false; // same name and bytes as an earlier candidate in another directory
 };
 
 struct AdoptPlan {
-  fs::path home;                       // as asked for
+  fs::path home; // as asked for
   integrate::HomeDirs dirs;
   std::vector<Candidate> files;        // empty: nothing to adopt
   std::vector<std::string> defects;    // warnings: imported as they are
@@ -38,7 +38,7 @@ struct AdoptPlan {
   int cuda = 0;
   std::string platform;
   std::vector<std::string> components;
-  std::string entry;                   // <version>-cuda<M>-<platform>-adopted-<hash8>
+  std::string entry; // <version>-cuda<M>-<platform>-adopted-<hash8>
 };
 
 // Scans the CUDA home `home` (a path inside the root). Errors: the version cannot be told

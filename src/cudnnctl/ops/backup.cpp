@@ -91,8 +91,8 @@ Result<BackupMeta> read_meta(archive::BackupReader& r, const std::string& file,
 json backup_meta_json(const BackupMeta& m) {
   json files = json::array();
   for (const auto& f : m.files) {
-    json j = {{"member", f.member}, {"path", f.path},   {"kind", f.kind}, {"mode", f.mode},
-              {"mtime", f.mtime},   {"uid", f.uid},     {"gid", f.gid}};
+    json j = {{"member", f.member}, {"path", f.path}, {"kind", f.kind}, {"mode", f.mode},
+              {"mtime", f.mtime},   {"uid", f.uid},   {"gid", f.gid}};
     if (f.kind == "file") {
       j["size"] = f.size;
       j["sha256"] = f.sha256;
@@ -107,9 +107,14 @@ json backup_meta_json(const BackupMeta& m) {
     }
     files.push_back(std::move(j));
   }
-  json j = {{"format", 1},          {"kind", m.kind},           {"created", m.created},
-            {"version", m.version}, {"label", m.label},         {"cuda", m.cuda},
-            {"platform", m.platform}, {"components", m.components},
+  json j = {{"format", 1},
+            {"kind", m.kind},
+            {"created", m.created},
+            {"version", m.version},
+            {"label", m.label},
+            {"cuda", m.cuda},
+            {"platform", m.platform},
+            {"components", m.components},
             {"source_entry", m.source_entry},
             {"source_generation", m.source_generation ? json(*m.source_generation) : json()},
             {"files", std::move(files)}};
@@ -257,8 +262,8 @@ Result<BackupMeta> verify_backup(const fs::path& file, std::vector<std::string>&
     }
     auto it = expected.find(m->name);
     if (it == expected.end()) {
-      return bad(name, "member " + archive::in_quotes(m->name) + " is not listed in " +
-                           k_backup_meta);
+      return bad(name,
+                 "member " + archive::in_quotes(m->name) + " is not listed in " + k_backup_meta);
     }
     if (seen[m->name]) {
       return bad(name, "member " + archive::in_quotes(m->name) + " appears twice");
@@ -278,8 +283,8 @@ Result<BackupMeta> verify_backup(const fs::path& file, std::vector<std::string>&
     TRY_ASSIGN(std::string got, r.read_data({}));
     if (f.kind == "file" && (got != f.sha256 || m->size != f.size)) {
       return bad(name, "sha256 mismatch for " + archive::in_quotes(m->name) + ": specified " +
-                           f.sha256 + " (" + std::to_string(f.size) + " bytes), got " + got +
-                           " (" + std::to_string(m->size) + " bytes)");
+                           f.sha256 + " (" + std::to_string(f.size) + " bytes), got " + got + " (" +
+                           std::to_string(m->size) + " bytes)");
     }
   }
   for (const auto& f : meta.files) {
@@ -367,8 +372,8 @@ extract_backup(const fs::path& file, const BackupMeta& expected, const fs::path&
     uint32_t mode = archive::written_mode(f.mode, archive::EntryKind::file);
     TRY_ASSIGN(util::Fd fd, dest.create_file(parts, mode, f.path));
     TRY_ASSIGN(std::string got, r.read_data([&](const char* d, size_t n) {
-                 return util::write_all(fd.get(), d, n, f.path);
-               }));
+      return util::write_all(fd.get(), d, n, f.path);
+    }));
     if (got != f.sha256) {
       return bad(name, "sha256 mismatch for " + archive::in_quotes(m->name) +
                            " while importing: specified " + f.sha256 + ", got " + got);

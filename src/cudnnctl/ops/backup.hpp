@@ -32,9 +32,9 @@ inline constexpr const char* k_backup_meta = ".cudnnctl-backup/backup.json";
 inline constexpr const char* k_backup_sums = ".cudnnctl-backup/SHA256SUMS";
 
 struct BackupFile {
-  std::string member;       // name in the tarball
-  std::string path;         // path in a store entry ("lib/libcudnn.so.9"); "" = not imported
-  std::string kind;         // "file", "symlink", "dir"
+  std::string member; // name in the tarball
+  std::string path;   // path in a store entry ("lib/libcudnn.so.9"); "" = not imported
+  std::string kind;   // "file", "symlink", "dir"
   uint32_t mode = 0;
   uint64_t size = 0;
   int64_t mtime = 0;
@@ -48,7 +48,7 @@ struct BackupFile {
 };
 
 struct BackupMeta {
-  std::string kind;       // "adopt" or "generation"
+  std::string kind; // "adopt" or "generation"
   std::string created;
   std::string version;
   std::string label;
@@ -57,7 +57,7 @@ struct BackupMeta {
   std::vector<std::string> components;
   std::string source_entry; // the store entry it was made of (generation) or became (adopt)
   std::optional<int> source_generation;
-  std::string cuda_home;    // adopt: the CUDA home as configured
+  std::string cuda_home; // adopt: the CUDA home as configured
   std::vector<BackupFile> files;
 };
 
@@ -69,9 +69,10 @@ nlohmann::json backup_meta_json(const BackupMeta& meta);
 // The SHA256SUMS text for `meta` (data files only, sorted as in meta).
 std::string backup_sums(const BackupMeta& meta);
 
-// Writes `out` (host path; its directory must exist) atomically (temporary name, fsync, rename, directory fsync), then
-// `out`.sha256 the same way. Every file's bytes are hashed while written and must equal
-// meta.files[i].sha256 (a file that changed since it was scanned: ErrorCode::environment).
+// Writes `out` (host path; its directory must exist) atomically (temporary name, fsync, rename,
+// directory fsync), then `out`.sha256 the same way. Every file's bytes are hashed while written and
+// must equal meta.files[i].sha256 (a file that changed since it was scanned:
+// ErrorCode::environment).
 [[nodiscard]] Status write_backup(const fs::path& out, const BackupMeta& meta,
                                   archive::Compression compression);
 
@@ -93,9 +94,9 @@ extract_backup(const fs::path& file, const BackupMeta& expected, const fs::path&
 // verify_backup does): `consume` gets each one's record and the reader positioned at its
 // data, and must read it (BackupReader::read_data) and compare the hash. A wanted member
 // that is missing: ErrorCode::integrity. Used to put adopted originals back.
-[[nodiscard]] Status
-read_backup_members(const fs::path& file, const std::set<std::string>& wanted,
-                    const std::function<Status(const BackupFile&, archive::BackupReader&)>& consume);
+[[nodiscard]] Status read_backup_members(
+    const fs::path& file, const std::set<std::string>& wanted,
+    const std::function<Status(const BackupFile&, archive::BackupReader&)>& consume);
 
 struct RestoreOptions {
   std::string file; // host path, as given

@@ -117,8 +117,8 @@ Status backup(Context& ctx, const BackupOptions& o) {
   ctx.report().data["generation"] = *view.current;
   ctx.report().data["files"] = meta.files.size();
   ctx.action("wrote " + out.string() + " and " + out.string() + ".sha256");
-  ctx.line("backed up generation " + std::to_string(*view.current) + " (cuDNN " +
-           entry->version + ") to " + out.string());
+  ctx.line("backed up generation " + std::to_string(*view.current) + " (cuDNN " + entry->version +
+           ") to " + out.string());
   return {};
 }
 
@@ -149,8 +149,7 @@ Status restore(Context& ctx, const RestoreOptions& o) {
     TRY(fill_active(ctx));
     const auto* active = view.active_entry();
     ctx.report().changed = !(active && active->name == name);
-    ctx.action("verified " + file.string() + " (" + std::to_string(meta.files.size()) +
-               " files)");
+    ctx.action("verified " + file.string() + " (" + std::to_string(meta.files.size()) + " files)");
     ctx.line((ctx.report().changed ? "would restore cuDNN " : "already active: cuDNN ") +
              meta.version + " from " + file.string() + " as " + name);
     return {};

@@ -26,8 +26,8 @@ std::string quote(std::string_view shell, std::string_view v) {
 
 } // namespace
 
-std::string shell_assignment(std::string_view shell, std::string_view name,
-                             std::string_view value, bool prepend) {
+std::string shell_assignment(std::string_view shell, std::string_view name, std::string_view value,
+                             bool prepend) {
   std::string n(name);
   if (shell == "fish") {
     return "set -gx " + n + " " + quote(shell, value) + (prepend ? " $" + n : "") + ";";

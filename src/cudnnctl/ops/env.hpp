@@ -26,7 +26,7 @@ struct EnvOptions {
 
 // One assignment in the shell's syntax, the value quoted so the shell takes it verbatim.
 // `prepend` keeps the variable's current value after a ':' (LD_LIBRARY_PATH).
-std::string shell_assignment(std::string_view shell, std::string_view name,
-                             std::string_view value, bool prepend = false);
+std::string shell_assignment(std::string_view shell, std::string_view name, std::string_view value,
+                             bool prepend = false);
 
 } // namespace cudnnctl::ops
