@@ -102,8 +102,11 @@ options:
     choices: [runtime, headers, static]
   keep_generations:
     description:
-      - After a change, run C(cudnnctl gc --keep N), which keeps the N newest generations (and
-        the active one) and deletes the rest with the store entries nobody uses.
+      - After I(state=present) changed something, run C(cudnnctl gc --keep N), which keeps the
+        active generation and the N-1 generations C(rollback) would walk back to, and deletes
+        the other generations and the store entries none of them uses.
+      - Not run after I(state=rolled_back) or I(state=absent), where it would delete the version
+        just rolled back from.
       - Keep at least 2 to keep a rollback target.
     type: int
   cacert:
@@ -511,15 +514,17 @@ def run_module():
             result["changed"] = bool(res.get("changed"))
             result["actions"] += res.get("actions") or []
 
+        # gc only after an install: after a rollback it would delete what was rolled back from.
+        collect = p["keep_generations"] is not None and p["state"] == "present"
         if result["changed"] and not check:
-            if p["keep_generations"] is not None:
+            if collect:
                 gc = cli("gc", "--keep", str(p["keep_generations"]))
                 result["actions"] += gc.get("actions") or []
             # After: one fresh read, so that every returned value describes the same state.
             after = cli("status")
             after_active = after.get("active")
             rollback_to = after.get("previous")
-        elif result["changed"] and p["keep_generations"] is not None:
+        elif result["changed"] and collect:
             result["actions"].append("would run gc --keep %d" % p["keep_generations"])
     except CudnnctlError as e:
         module.fail_json(msg=e.msg, cudnnctl_warnings=cli.warnings, **e.details)

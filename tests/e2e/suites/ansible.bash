@@ -23,6 +23,7 @@ export ANSIBLE_PYTHON_INTERPRETER=/usr/bin/python3
 export ANSIBLE_FORKS=8 ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=false ANSIBLE_PIPELINING=true
 export ANSIBLE_DEPRECATION_WARNINGS=false ANSIBLE_SYSTEM_WARNINGS=false
 mkdir -p "$HOME"
+cd "$E2E_TMP" # so that no ansible.cfg in the caller's working directory counts
 printf '[defaults]\nforks = 8\ngathering = explicit\nretry_files_enabled = false\n' >"$ANSIBLE_CONFIG"
 REAL_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
 touch "$E2E_TMP/start-marker"
@@ -78,16 +79,13 @@ cudnn_keep_generations=3
 EOF
 } >"$INV"
 
-# play ARGS...: ansible-playbook -i $INV playbook.yml ARGS (from $E2E_TMP, so that no
-# ansible.cfg in the working directory counts); output in $OUT/$ERR, status in $RC.
+# play ARGS...: ansible-playbook -i $INV playbook.yml ARGS; output in $OUT/$ERR, status in $RC.
 play() {
-  cd "$E2E_TMP"
   if [ $JSON_CB -eq 1 ]; then
     run env ANSIBLE_STDOUT_CALLBACK=ansible.posix.json ansible-playbook -i "$INV" "$ANS/playbook.yml" "$@"
   else
     run ansible-playbook -i "$INV" "$ANS/playbook.yml" "$@"
   fi
-  cd - >/dev/null
 }
 
 # stat HOST FIELD: from the play's stats (json) or recap line (changed, failures, ok).
@@ -176,11 +174,9 @@ sys.exit(1 if bad else 0)
 EOF
 
 TEST "--syntax-check (and a broken playbook fails it)"
-cd "$E2E_TMP"
 expect_exit 0 ansible-playbook -i "$INV" "$ANS/playbook.yml" --syntax-check
 sed 's/^  roles:/  roles\n    oops: [/' "$ANS/playbook.yml" >"$E2E_TMP/broken.yml"
 expect_exit '!0' env ANSIBLE_ROLES_PATH="$ANS/roles" ansible-playbook -i "$INV" "$E2E_TMP/broken.yml" --syntax-check
-cd - >/dev/null
 
 TEST "--check --diff on clean roots: changes reported on every host, nothing written"
 snapshot_roots before
@@ -290,6 +286,18 @@ play -e cudnn_state=query --limit h1 --check
 expect_stats changed 0 h1
 expect_module '["version"]' 9.1.0.70 h1
 expect_module '["installed"][0]["version"]' 9.1.0.70 h1
+
+TEST "keep_generations runs gc --keep N after an install"
+play -e cudnn_version=9.27.0 -e cudnn_keep_generations=1 --limit h1
+[ "$RC" -eq 0 ] || fail "ansible-playbook exited $RC"
+expect_module '["changed"]' true h1
+if [ $JSON_CB -eq 1 ]; then
+  case $(module_result '["actions"]' h1) in *'"deleted generation 1"'*) ;; *) fail "h1: gc did not run: $(module_result '["actions"]' h1)" ;; esac
+fi
+expect_module '["rollback_available"]' false h1
+expect_exit 0 "$CUDNNCTL" --root "${ROOT[h1]}" --json list
+expect_json '[e["version"] for e in d["data"]["installed"]]' '["9.27.0.42"]'
+expect_json '[g["generation"] for g in d["data"]["generations"]]' '[3]'
 
 TEST "a missing cudnnctl fails at once with a clear message"
 play -e cudnnctl_path=/nonexistent/cudnnctl --limit h1
