@@ -223,6 +223,14 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
     TRY(util::make_dirs(layout.store_dir()));
     TRY(sweep_backups(ctx));
     TRY(check_space(ctx, plan));
+    for (const auto& c : plan.files) {
+      fs::path d = layout.host(c.found.path.parent_path());
+      if (::access(d.c_str(), W_OK) != 0) {
+        return fail_errno("cannot replace the originals in " + c.found.path.parent_path().string() +
+                              " by links (nothing was changed)",
+                          errno);
+      }
+    }
     // The backup comes first: once anything is replaced, the originals are in a tarball
     // that does not depend on the store.
     TRY(write_backup(backup, adopt_backup_meta(ctx, plan), compression));
@@ -371,9 +379,19 @@ Status adopt(Context& ctx, const AdoptOptions& o) {
   TRY_ASSIGN(AdoptPlan plan, plan_now());
   describe_plan(ctx, plan);
   if (plan.files.empty()) {
+    // Nothing new: make sure the links name the active generation (they can be stale after a
+    // switch that found the CUDA home read-only). Each link is replaced atomically; the step is
+    // idempotent, so no journal is needed.
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    size_t before = ctx.report().actions.size();
+    if (const auto* active = view.active_entry()) {
+      TRY(integrate_cuda_home(ctx, active->name));
+    }
     TRY(fill_active(ctx));
+    ctx.report().changed = ctx.report().actions.size() != before;
     ctx.line("nothing to adopt in " + home.string() +
-             ": no cuDNN files there that cudnnctl does not manage");
+             ": no cuDNN files there that cudnnctl does not manage" +
+             (ctx.report().changed ? " (CUDA-home links repaired)" : ""));
     return {};
   }
   return adopt_locked(ctx, plan);

@@ -13,6 +13,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -286,6 +287,24 @@ Status integrate_cuda_home(Context& ctx, const std::optional<std::string>& entry
     state.dirs = before;
     TRY(integrate::write_home_state(layout, state));
   }
+  // A CUDA home on a read-only mount (a systemd unit with ProtectSystem=strict, a read-only
+  // /usr) must not stop a switch or a rollback: the loader drop-in is what processes use. Its
+  // links are left as they are, with a warning saying which build they still name.
+  std::vector<fs::path> readonly;
+  std::erase_if(plan.ops, [&](const integrate::LinkOp& op) {
+    fs::path d = op.path.parent_path();
+    if (std::find(readonly.begin(), readonly.end(), d) != readonly.end()) {
+      return true;
+    }
+    if (::access(layout.host(d).c_str(), W_OK) == 0) {
+      return false;
+    }
+    ctx.warn("cannot update the CUDA-home links in " + d.string() + " (" +
+             std::strerror(errno) + "): they still name the previous build; run `cudnnctl " +
+             "adopt` where it is writable to repair them (or set manage_cuda_home = false)");
+    readonly.push_back(d);
+    return true;
+  });
   TRY(integrate::apply_links(layout, plan));
   for (const auto& w : plan.warnings) {
     ctx.warn(w);

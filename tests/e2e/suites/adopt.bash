@@ -189,6 +189,40 @@ echo corrupt >>"$R3/opt/cudnn/store/$E3/lib/libcudnn.so.8.9.7"
 expect_exit 0 cudnnctl --root "$R3" adopt --undo
 diff "$E2E_TMP/h3.before" <(tree_snapshot "$R3/usr/local/cuda-12.4") >/dev/null || fail "--undo from the backup differs"
 
+TEST "a read-only CUDA home: rollback still switches (warning), adopt refuses before changing anything"
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+  R5=$(new_root)
+  cuda_home_alt "$R5"
+  LIB5=$R5/usr/local/cuda-12.4/targets/x86_64-linux/lib
+  hand_copy "$R8" "$R5/usr/local/cuda-12.4" cp
+  expect_exit 0 cudnnctl --root "$R5" adopt --json
+  E5=$(json_get 'd["data"]["entry"]')
+  expect_exit 0 cudnnctl --root "$R5" "${MIRROR[@]}" install 9.1.0
+  ro() { unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' _ "$LIB5" "$@"; }
+  expect_exit 0 ro "$CUDNNCTL" --root "$R5" rollback --json
+  expect_json 'd["active"]["generation"]' 1
+  expect_json 'any("cannot update the CUDA-home links in /usr/local/cuda-12.4/targets/x86_64-linux/lib" in w for w in d["warnings"])' true
+  [[ $(readlink "$LIB5/libcudnn.so.9") == */store/9.1.0.70-cuda12-linux-x86_64/* ]] || fail "read-only links changed?"
+  ldconfig -r "$R5" -p >"$E2E_TMP/ldp5"
+  expect_contains "$E2E_TMP/ldp5" "libcudnn.so.8 (libc6,x86-64) => /opt/cudnn/store/$E5/lib/libcudnn.so.8"
+  expect_exit 0 cudnnctl --root "$R5" adopt --json # writable again: adopt repairs the links
+  expect_json 'd["changed"]' true
+  expect_home_links "$R5" "$E5"
+  expect_exit 0 cudnnctl --root "$R5" adopt --json
+  expect_json 'd["changed"]' false
+  R6=$(new_root)
+  cuda_home_plain "$R6"
+  hand_copy "$R9" "$R6/usr/local/cuda" cp-P
+  tree_snapshot "$R6" >"$E2E_TMP/r6.before"
+  LIB5=$R6/usr/local/cuda/lib64
+  expect_exit 1 ro "$CUDNNCTL" --root "$R6" adopt --json
+  expect_json '"nothing was changed" in d["error"]["message"]' true
+  [ -z "$(ls -A "$R6/opt/cudnn/store" 2>/dev/null)" ] || fail "a refused adopt left a store entry"
+  [ -z "$(ls -A "$R6/var/lib/cudnnctl/backups" 2>/dev/null)" ] || fail "a refused adopt left a backup"
+else
+  _e2e_say "    (skipped: needs root and unshare -m)"
+fi
+
 # ---------------------------------------------------------------------------------------------
 TEST "backup of the active generation restores in another root"
 RA=$(new_root)
