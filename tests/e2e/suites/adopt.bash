@@ -155,6 +155,34 @@ expect_exit 0 cudnnctl --root "$R2" adopt --undo
 diff <(tree_snapshot "$E2E_TMP/orig-plain") <(tree_snapshot "$R2/usr/local/cuda") >/dev/null ||
   fail "plain CUDA home differs from before after --undo"
 
+TEST "manage_cuda_home = false: install leaves a hand-made CUDA home alone, adopt refuses"
+R7=$(new_root)
+cuda_home_plain "$R7"
+hand_copy "$R9" "$R7/usr/local/cuda" cp
+mkdir -p "$R7/etc/cudnnctl"
+echo 'manage_cuda_home = false' >"$R7/etc/cudnnctl/config.toml"
+tree_snapshot "$R7/usr/local/cuda" >"$E2E_TMP/r7.before"
+expect_exit 0 cudnnctl --root "$R7" "${MIRROR[@]}" install 8.9.7 --json
+expect_json '"adopted" in d["data"]' false
+expect_json 'd["previous"]' null
+cmp -s "$E2E_TMP/r7.before" <(tree_snapshot "$R7/usr/local/cuda") || fail "the CUDA home changed with manage_cuda_home = false"
+expect_exit 2 cudnnctl --root "$R7" adopt
+expect_contains "$ERR" "manage_cuda_home = false"
+
+TEST "adopt --cuda-home DIR: a second toolkit's hand copy is adopted and kept linked at every switch"
+R8R=$(new_root)
+cuda_home_alt "$R8R"
+mkdir -p "$R8R/usr/local/cuda-11.8/include" "$R8R/usr/local/cuda-11.8/lib64"
+echo '#define CUDART_VERSION 11080' >"$R8R/usr/local/cuda-11.8/include/cuda_runtime_api.h"
+hand_copy "$R8" "$R8R/usr/local/cuda-11.8" cp-P
+expect_exit 0 cudnnctl --root "$R8R" adopt --cuda-home /usr/local/cuda-11.8 --json
+expect_json 'd["data"]["entry"].startswith("8.9.7-cuda11-linux-x86_64-adopted-")' true
+expect_exit 0 cudnnctl --root "$R8R" "${MIRROR[@]}" install 9.1.0
+for d in "$R8R/usr/local/cuda-11.8/lib64" "$R8R/usr/local/cuda-12.4/targets/x86_64-linux/lib"; do
+  [[ $(readlink "$d/libcudnn.so.9") == */store/9.1.0.70-cuda12-linux-x86_64/lib/libcudnn.so.9 ]] || fail "$d not linked to 9.1.0"
+  [ ! -L "$d/libcudnn.so.8" ] || fail "$d keeps an 8.x link"
+done
+
 # ---------------------------------------------------------------------------------------------
 TEST "crash during adopt before the switch: recover undoes it, originals untouched"
 R3=$(new_root)
