@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/dpkg.hpp"
+
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+#include <sys/stat.h>
+
+namespace cudnnctl::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t k_max_status = 256u << 20; // large systems have a few MiB
+constexpr size_t k_max_list = 64u << 20;
+
+void finish(DpkgPackage& p, std::vector<DpkgPackage>& out) {
+  if (!p.name.empty()) {
+    out.push_back(std::move(p));
+  }
+  p = DpkgPackage{};
+}
+
+// "/lib/x/y" <-> "/usr/lib/x/y" for the top-level directories merged-/usr folds into /usr.
+std::string other_spelling(std::string_view path) {
+  for (std::string_view top : {"/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/"}) {
+    if (path.starts_with(top)) {
+      return "/usr" + std::string(path);
+    }
+    std::string usr = "/usr" + std::string(top);
+    if (path.starts_with(usr)) {
+      return std::string(path.substr(4));
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+bool DpkgPackage::present() const {
+  return state == "installed" || state == "unpacked" || state == "half-configured" ||
+         state == "half-installed" || state == "triggers-awaited" || state == "triggers-pending";
+}
+
+std::vector<DpkgPackage> parse_dpkg_status(std::string_view text) {
+  std::vector<DpkgPackage> out;
+  DpkgPackage current;
+  for (const auto& raw : util::split(text, '\n')) {
+    std::string_view line = raw;
+    if (!line.empty() && line.back() == '\r') {
+      line.remove_suffix(1);
+    }
+    if (util::trim(line).empty()) {
+      finish(current, out);
+      continue;
+    }
+    if (line.front() == ' ' || line.front() == '\t') {
+      continue; // continuation of a multi-line field (Description, Conffiles)
+    }
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) {
+      continue;
+    }
+    std::string_view key = line.substr(0, colon);
+    std::string value(util::trim(line.substr(colon + 1)));
+    if (key == "Package") {
+      current.name = value;
+    } else if (key == "Version") {
+      current.version = value;
+    } else if (key == "Architecture") {
+      current.arch = value;
+    } else if (key == "Status") {
+      auto words = util::split(value, ' ');
+      std::vector<std::string> w;
+      for (auto& s : words) {
+        if (!s.empty()) {
+          w.push_back(s);
+        }
+      }
+      current.want = w.size() > 0 ? w[0] : "";
+      current.flag = w.size() > 1 ? w[1] : "";
+      current.state = w.size() > 2 ? w[2] : "";
+    }
+  }
+  finish(current, out);
+  return out;
+}
+
+Result<DpkgDb> DpkgDb::load(const fs::path& root) {
+  DpkgDb db;
+  db.m_root = root;
+  fs::path status = util::under_root(root, "/var/lib/dpkg/status");
+  struct stat st;
+  if (::stat(status.c_str(), &st) != 0) {
+    return db;
+  }
+  auto text = util::read_file(status, k_max_status);
+  if (!text) {
+    return fail(ErrorCode::environment,
+                "cannot read the dpkg database " + status.string() + ": " + text.error().message);
+  }
+  db.m_packages = parse_dpkg_status(*text);
+  return db;
+}
+
+const DpkgPackage* DpkgDb::find(std::string_view name, std::string_view arch) const {
+  for (const auto& p : m_packages) {
+    if (p.name == name && (arch.empty() || p.arch == arch)) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+fs::path DpkgDb::list_file(const DpkgPackage& package) const {
+  fs::path info = util::under_root(m_root, "/var/lib/dpkg/info");
+  // Multi-Arch: same packages keep "<name>:<arch>.list"; the others "<name>.list".
+  if (!package.arch.empty()) {
+    fs::path qualified = info / (package.name + ":" + package.arch + ".list");
+    if (util::exists_nofollow(qualified)) {
+      return qualified;
+    }
+  }
+  return info / (package.name + ".list");
+}
+
+std::vector<std::string> DpkgDb::files(const DpkgPackage& package) const {
+  std::vector<std::string> out;
+  auto text = util::read_file(list_file(package), k_max_list);
+  if (!text) {
+    return out;
+  }
+  for (const auto& line : util::split(*text, '\n')) {
+    auto t = util::trim(line);
+    if (!t.empty()) {
+      out.emplace_back(t);
+    }
+  }
+  return out;
+}
+
+void DpkgDb::load_lists() const {
+  auto owners = std::make_shared<std::map<std::string, size_t, std::less<>>>();
+  for (size_t i = 0; i < m_packages.size(); ++i) {
+    if (m_packages[i].state == "not-installed") {
+      continue;
+    }
+    for (auto& f : files(m_packages[i])) {
+      owners->emplace(std::move(f), i); // first owner wins (diversions are not modelled)
+    }
+  }
+  m_owners = std::move(owners);
+}
+
+const DpkgPackage* DpkgDb::owner(const fs::path& sys_path) const {
+  if (m_packages.empty()) {
+    return nullptr;
+  }
+  if (!m_owners) {
+    load_lists();
+  }
+  std::string path = sys_path.lexically_normal().string();
+  while (path.size() > 1 && path.back() == '/') {
+    path.pop_back();
+  }
+  auto directory = [&](const std::string& p) {
+    struct stat st;
+    auto host = util::resolve_in_root(m_root, p);
+    return host && ::lstat(host->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  if (auto it = m_owners->find(path); it != m_owners->end() && !directory(path)) {
+    return &m_packages[it->second];
+  }
+  std::string other = other_spelling(path);
+  if (other.empty()) {
+    return nullptr;
+  }
+  auto it = m_owners->find(other);
+  if (it == m_owners->end()) {
+    return nullptr;
+  }
+  // The two spellings name one file only when their directories are one directory.
+  auto a = util::resolve_in_root(m_root, fs::path(path).parent_path());
+  auto b = util::resolve_in_root(m_root, fs::path(other).parent_path());
+  if (!a || !b || *a != *b) {
+    return nullptr;
+  }
+  return &m_packages[it->second];
+}
+
+} // namespace cudnnctl::host
