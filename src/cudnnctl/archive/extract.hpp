@@ -45,9 +45,9 @@ enum class EntryKind { file, directory, symlink, hardlink };
 struct Entry {
   std::string path;   // relative to the destination, top folder stripped, e.g. "lib/libcudnn.so"
   EntryKind kind = EntryKind::file;
-  uint64_t size = 0;  // files
-  uint32_t mode = 0;  // permission bits as written (0755/0644 style; never setuid/setgid)
-  std::string sha256; // files: hash of the bytes written
+  uint64_t size = 0;  // files (logical size); hard links: their target's
+  uint32_t mode = 0;  // permission bits as written: 0755/0644 (files, dirs), 0777 (symlinks)
+  std::string sha256; // files: hash of the bytes written; hard links: their target's
   std::string target; // symlink target as stored; hardlink: the path (stripped) it links to
 };
 
@@ -56,21 +56,31 @@ struct ExtractOptions {
   // without ".tar.xz"). Empty: any single top folder is accepted. Entries outside it, or a
   // missing top folder: refused.
   std::string expected_top;
+  // Caps on decompressed file data (0 = no cap), checked on the header before writing and
+  // again on the bytes actually read. Excluded files count too: they are decompressed anyway.
   uint64_t max_total_bytes = 0; // cap on the sum of file sizes (0 = no cap)
   uint64_t max_entry_bytes = 0; // cap on one file (0 = no cap)
   // Decides, per stripped path, whether the entry is written (component filtering);
-  // excluded entries are still read and checked. Empty: everything is written.
+  // excluded entries are still read and checked. Empty: everything is written. Not asked
+  // about the top folder itself. A kept symlink whose target is excluded is kept; a kept
+  // hard link whose target is excluded is an ErrorCode::usage error.
   std::function<bool(std::string_view path, EntryKind kind)> include;
   // Called with each extracted file's size as it completes (progress); may be empty.
   std::function<void(uint64_t bytes_out)> progress;
+  // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
+  uint64_t max_entries = 1'000'000;
 };
 
 // Extracts the stream into `dest` (an existing empty directory on the store's filesystem;
 // its real path is resolved first). Returns the written entries in archive order. Errors:
 // ErrorCode::integrity for hostile or corrupt archives (naming the entry and the reason),
-// ErrorCode::environment for I/O failures (disk full). On error `dest` may hold partial
-// output; the caller removes it. Files are written with O_NOFOLLOW|O_EXCL via *at() calls
-// relative to `dest` and are not fsynced here (the caller syncs the whole tree once).
+// ErrorCode::environment for I/O failures (disk full), the source's own error unchanged
+// when its read() fails. On success the source has been read to its end (a hasher behind it
+// saw every byte). On error `dest` may hold partial output; the caller removes it. Files
+// are written with O_NOFOLLOW|O_EXCL via *at() calls relative to `dest` (missing parent
+// directories are created 0755, file mtimes are set from the archive, owners never) and are
+// not fsynced here (the caller syncs the whole tree once). Only tar inside one xz layer is
+// accepted; the checks are listed in archive/checks.hpp and archive/dest_tree.hpp.
 [[nodiscard]] Result<std::vector<Entry>> extract(ByteSource& source,
                                                  const std::filesystem::path& dest,
                                                  const ExtractOptions& options);

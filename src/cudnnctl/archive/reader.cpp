@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "archive/reader.hpp"
+
+#include <algorithm>
+#include <archive.h>
+#include <archive_entry.h>
+#include <cerrno>
+#include <exception>
+#include <iterator>
+#include <string>
+
+namespace cudnnctl::archive {
+
+namespace {
+
+// Blocks of compressed input handed to libarchive: large enough that the callback is no
+// per-byte cost, small enough to keep memory flat.
+constexpr size_t k_block_size = size_t{1} << 20;
+constexpr unsigned char k_xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
+
+struct ArchiveReadDeleter {
+  void operator()(struct archive* a) const { archive_read_free(a); }
+};
+
+la_ssize_t read_callback(struct archive* a, void* client_data, const void** buffer);
+
+} // namespace
+
+struct Reader::Impl {
+  explicit Impl(ByteSource& s) : source(&s), buffer(new char[k_block_size]) {}
+
+  ByteSource* source;
+  std::unique_ptr<char[]> buffer;
+  std::unique_ptr<struct archive, ArchiveReadDeleter> ar;
+  // The source's own error, returned unchanged instead of libarchive's "read failed".
+  std::optional<Error> source_error;
+  bool eof = false;
+  uint64_t bytes_in = 0;
+  // First bytes of the stream, to tell "not xz at all" from "corrupt xz".
+  unsigned char magic[sizeof k_xz_magic] = {};
+  size_t magic_len = 0;
+  // The two bytes before the trailing run of NULs (xz stream padding): "YZ" for a complete
+  // xz stream.
+  unsigned char footer[2] = {};
+  unsigned char last_byte = 0;
+  uint64_t trailing_zeros = 0;
+
+  [[nodiscard]] bool has_xz_magic() const {
+    return magic_len == sizeof k_xz_magic &&
+           std::equal(magic, magic + magic_len, std::begin(k_xz_magic));
+  }
+
+  void observe(const char* data, size_t n) {
+    bytes_in += n;
+    auto p = reinterpret_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n && magic_len < sizeof magic; ++i) {
+      magic[magic_len++] = p[i];
+    }
+    size_t end = n;
+    while (end > 0 && p[end - 1] == 0) {
+      --end;
+    }
+    if (end == 0) {
+      trailing_zeros += n;
+    } else {
+      footer[0] = end >= 2 ? p[end - 2] : last_byte;
+      footer[1] = p[end - 1];
+      trailing_zeros = n - end;
+    }
+    if (n > 0) {
+      last_byte = p[n - 1];
+    }
+  }
+
+  // Reads the next block from the source into `buffer`; 0 at the end of the stream.
+  Result<size_t> pull() {
+    if (eof) {
+      return size_t{0};
+    }
+    Result<size_t> got = fail(ErrorCode::internal, "archive source: no result");
+    try {
+      got = source->read(buffer.get(), k_block_size);
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::internal, std::string("archive source threw: ") + e.what());
+    }
+    if (!got) {
+      return got;
+    }
+    if (*got > k_block_size) {
+      return fail(ErrorCode::internal, "archive source returned more bytes than asked for");
+    }
+    if (*got == 0) {
+      eof = true;
+    }
+    observe(buffer.get(), *got);
+    return got;
+  }
+
+  // The error for a failed libarchive call.
+  Error error(int rc) {
+    if (source_error) {
+      Error e = std::move(*source_error);
+      source_error.reset();
+      return e;
+    }
+    if (archive_errno(ar.get()) == ENOMEM) {
+      return Error(ErrorCode::environment, "out of memory while reading the archive");
+    }
+    if (!has_xz_magic()) {
+      return Error(ErrorCode::integrity, "not a .tar.xz archive");
+    }
+    const char* what = archive_error_string(ar.get());
+    return Error(ErrorCode::integrity,
+                 std::string("corrupt archive: ") +
+                     (what != nullptr ? what : "libarchive status " + std::to_string(rc)));
+  }
+};
+
+namespace {
+
+la_ssize_t read_callback(struct archive* a, void* client_data, const void** buffer) {
+  auto* impl = static_cast<Reader::Impl*>(client_data);
+  if (impl->source_error) {
+    return -1;
+  }
+  auto got = impl->pull();
+  if (!got) {
+    impl->source_error = std::move(got).error();
+    archive_set_error(a, EIO, "%s", "reading the archive failed");
+    return -1;
+  }
+  *buffer = impl->buffer.get();
+  return static_cast<la_ssize_t>(*got);
+}
+
+} // namespace
+
+Reader::Reader(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Reader::Reader(Reader&&) noexcept = default;
+Reader& Reader::operator=(Reader&&) noexcept = default;
+Reader::~Reader() = default;
+
+Result<Reader> Reader::open(ByteSource& source) {
+  auto impl = std::make_unique<Impl>(source);
+  impl->ar.reset(archive_read_new());
+  struct archive* a = impl->ar.get();
+  if (a == nullptr) {
+    return fail(ErrorCode::environment, "out of memory: archive_read_new failed");
+  }
+  // tar covers ustar, pax and GNU tar. Nothing else: no zip/cpio/iso parsers on unverified data.
+  if (archive_read_support_format_tar(a) != ARCHIVE_OK) {
+    return fail(ErrorCode::internal,
+                std::string("archive_read_support_format_tar: ") + archive_error_string(a));
+  }
+  // ARCHIVE_WARN here means libarchive would run an external "xz" program: refuse that.
+  int rc = archive_read_support_filter_xz(a);
+  if (rc == ARCHIVE_WARN) {
+    return fail(ErrorCode::environment,
+                "libarchive has no built-in xz support (it would run an external xz program)");
+  }
+  if (rc != ARCHIVE_OK) {
+    return fail(ErrorCode::internal, "archive_read_support_filter_xz failed");
+  }
+  // No skip callback: libarchive then reads over skipped data instead of seeking, so every
+  // byte passes through the source (and any hasher behind it).
+  rc = archive_read_open2(a, impl.get(), nullptr, read_callback, nullptr, nullptr);
+  if (rc != ARCHIVE_OK) {
+    return fail(impl->error(rc));
+  }
+  // Exactly one xz layer over the tar data (filter 0 is the outermost decoder, the last one
+  // the raw input): a plain tar, or xz inside xz, is not what NVIDIA ships.
+  if (!impl->has_xz_magic() || archive_filter_count(a) != 2 ||
+      archive_filter_code(a, 0) != ARCHIVE_FILTER_XZ) {
+    return fail(ErrorCode::integrity, "not a .tar.xz archive");
+  }
+  return Reader(std::move(impl));
+}
+
+Result<archive_entry*> Reader::next_header() {
+  archive_entry* entry = nullptr;
+  int rc = archive_read_next_header(m_impl->ar.get(), &entry);
+  if (rc == ARCHIVE_EOF) {
+    return nullptr;
+  }
+  if (rc != ARCHIVE_OK || entry == nullptr) {
+    return fail(m_impl->error(rc));
+  }
+  return entry;
+}
+
+Result<std::optional<Reader::Block>> Reader::next_block() {
+  const void* data = nullptr;
+  size_t size = 0;
+  la_int64_t offset = 0;
+  int rc = archive_read_data_block(m_impl->ar.get(), &data, &size, &offset);
+  if (rc == ARCHIVE_EOF) {
+    return std::nullopt;
+  }
+  if (rc != ARCHIVE_OK) {
+    return fail(m_impl->error(rc));
+  }
+  if (offset < 0) {
+    return fail(ErrorCode::integrity, "corrupt archive: negative data offset");
+  }
+  return Block{data, size, offset};
+}
+
+Status Reader::skip_data() {
+  int rc = archive_read_data_skip(m_impl->ar.get());
+  if (rc != ARCHIVE_OK) {
+    return fail(m_impl->error(rc));
+  }
+  return {};
+}
+
+Status Reader::finish() {
+  // The tar reader stops at the end-of-archive blocks; the rest (record padding, the xz
+  // index and footer) is still in the source.
+  while (!m_impl->eof) {
+    TRY(m_impl->pull());
+  }
+  if (m_impl->trailing_zeros % 4 != 0 || m_impl->footer[0] != 'Y' || m_impl->footer[1] != 'Z') {
+    return fail(ErrorCode::integrity,
+                "corrupt archive: the xz stream does not end with an xz stream footer "
+                "(truncated, or followed by other data)");
+  }
+  return {};
+}
+
+uint64_t Reader::bytes_in() const {
+  return m_impl->bytes_in;
+}
+
+} // namespace cudnnctl::archive

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// A libarchive reader restricted to tar inside exactly one xz layer, fed by a ByteSource
+// through callbacks. The only file that sees libarchive's read API.
+#pragma once
+
+#include "archive/extract.hpp"
+#include "util/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+struct archive_entry;
+
+namespace cudnnctl::archive {
+
+// --- Interface ---
+
+class Reader {
+public:
+  // Opens the stream: only the tar format and the built-in xz filter are enabled (never an
+  // external program). Errors: integrity "not a .tar.xz archive" (no xz magic, or compression
+  // other than exactly one xz layer), integrity "corrupt archive: ..." for bad data, the
+  // source's own error unchanged when its read() fails, environment when libarchive lacks
+  // built-in xz support or memory runs out.
+  [[nodiscard]] static Result<Reader> open(ByteSource& source);
+  Reader(Reader&&) noexcept;
+  Reader& operator=(Reader&&) noexcept;
+  ~Reader();
+
+  // The next header, or nullptr after the last entry. The entry is valid until the next call.
+  // Any warning from libarchive counts as corruption (hostile input: no leniency).
+  [[nodiscard]] Result<archive_entry*> next_header();
+
+  struct Block {
+    const void* data = nullptr;
+    size_t size = 0;
+    int64_t offset = 0; // position of `data` in the entry (sparse files have gaps)
+  };
+  // The next block of the current entry's data, zero-copy (valid until the next call);
+  // nothing at the end of the entry.
+  [[nodiscard]] Result<std::optional<Block>> next_block();
+  // Skips (but decompresses) the rest of the current entry's data.
+  [[nodiscard]] Status skip_data();
+
+  // After next_header() returned nullptr: reads the source to its end so that whatever
+  // observes it (a streaming hasher) sees every byte, and checks that the compressed stream
+  // ends with an xz stream footer (optionally followed by xz stream padding).
+  [[nodiscard]] Status finish();
+
+  // Compressed bytes read from the source so far.
+  [[nodiscard]] uint64_t bytes_in() const;
+
+  struct Impl;
+
+private:
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace cudnnctl::archive

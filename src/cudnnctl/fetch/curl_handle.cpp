@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fetch/curl_handle.hpp"
+
+#include "fetch/classify.hpp"
+
+#include <stdexcept>
+
+#ifndef CUDNNCTL_VERSION
+#error "CUDNNCTL_VERSION must be defined by the build"
+#endif
+
+namespace cudnnctl::fetch {
+
+CurlHandle::CurlHandle() : m_handle(curl_easy_init()) {
+  if (!m_handle) {
+    throw std::runtime_error("curl_easy_init failed (out of memory?)");
+  }
+  // Set once: libcurl keeps this pointer for the handle's lifetime (hence non-movable).
+  if (curl_easy_setopt(m_handle.get(), CURLOPT_ERRORBUFFER, m_error.data()) != CURLE_OK) {
+    throw std::runtime_error("libcurl rejected CURLOPT_ERRORBUFFER");
+  }
+}
+
+namespace {
+// Collects the first failing curl_easy_setopt so prepare() can report it by name.
+struct OptionCheck {
+  CURLcode code = CURLE_OK;
+  const char* name = nullptr;
+  void operator()(CURLcode rc, const char* what) {
+    if (rc != CURLE_OK && code == CURLE_OK) {
+      code = rc;
+      name = what;
+    }
+  }
+};
+} // namespace
+
+#define CUDNNCTL_SETOPT(check, handle, option, value)                                              \
+  check(curl_easy_setopt(handle, option, value), #option)
+
+Status CurlHandle::prepare(const std::string& url, const Options& options, uint64_t resume_from,
+                           const CurlCallbacks& callbacks) {
+  CURL* h = m_handle.get();
+  OptionCheck check;
+  CUDNNCTL_SETOPT(check, h, CURLOPT_URL, url.c_str());
+  // Only these schemes, both for the URL given and (below) for redirects: no ftp, no
+  // scp, no gopher from a hostile mirror.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_PROTOCOLS_STR, "http,https,file");
+  CUDNNCTL_SETOPT(check, h, CURLOPT_FOLLOWLOCATION, 1L);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects));
+  // An https download may only be redirected to https; plain http may go to either.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_REDIR_PROTOCOLS_STR, redirect_protocols(url).c_str());
+  CUDNNCTL_SETOPT(
+      check, h, CURLOPT_CONNECTTIMEOUT_MS,
+      static_cast<long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout).count()));
+  // A stalled transfer (below low_speed_limit for low_speed_time) ends with
+  // CURLE_OPERATION_TIMEDOUT, which we retry with resume. No total timeout: archives are
+  // large and links slow.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_LOW_SPEED_TIME,
+                  static_cast<long>(options.low_speed_time.count()));
+  // We classify statuses ourselves (404 vs 503 vs 416 on resume); FAILONERROR would hide them.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_FAILONERROR, 0L);
+  // No signals (SIGALRM for DNS timeouts) in a process that may run threads.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_NOSIGNAL, 1L);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_TCP_KEEPALIVE, 1L);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_USERAGENT, "cudnnctl/" CUDNNCTL_VERSION);
+  if (options.cacert) {
+    // CURLOPT_CAINFO replaces libcurl's default bundle; clearing CURLOPT_CAPATH as well makes
+    // the given file the whole trust store (not an addition to the system's CAs).
+    CUDNNCTL_SETOPT(check, h, CURLOPT_CAINFO, options.cacert->c_str());
+    CUDNNCTL_SETOPT(check, h, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  }
+  // RESUME_FROM_LARGE (not a hand-set CURLOPT_RANGE): libcurl then refuses a 200 answer with
+  // CURLE_RANGE_ERROR instead of appending the whole file to our partial one.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(resume_from));
+  CUDNNCTL_SETOPT(check, h, CURLOPT_HEADERFUNCTION, callbacks.header);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_HEADERDATA, callbacks.userdata);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_WRITEFUNCTION, callbacks.write);
+  CUDNNCTL_SETOPT(check, h, CURLOPT_WRITEDATA, callbacks.userdata);
+  if (check.code != CURLE_OK) {
+    const ErrorCode code =
+        check.code == CURLE_URL_MALFORMAT ? ErrorCode::usage : ErrorCode::internal;
+    return fail(code, std::string("libcurl rejected ") + check.name + " for " + url + ": " +
+                          curl_easy_strerror(check.code));
+  }
+  return {};
+}
+
+#undef CUDNNCTL_SETOPT
+
+CURLcode CurlHandle::perform() {
+  m_error[0] = '\0';
+  return curl_easy_perform(m_handle.get());
+}
+
+std::string CurlHandle::error_text(CURLcode code) const {
+  std::string text(m_error.data());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+    text.pop_back();
+  }
+  return text.empty() ? std::string(curl_easy_strerror(code)) : text;
+}
+
+long CurlHandle::response_code() const {
+  long code = 0;
+  if (curl_easy_getinfo(m_handle.get(), CURLINFO_RESPONSE_CODE, &code) != CURLE_OK) {
+    return 0;
+  }
+  return code;
+}
+
+} // namespace cudnnctl::fetch

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// RAII over a libcurl easy handle (mamba src/download/curl.hpp). The only header of the
+// project that includes <curl/curl.h>.
+#pragma once
+
+#include "fetch/fetch.hpp"
+#include "util/result.hpp"
+
+#include <array>
+#include <cstdint>
+#include <curl/curl.h>
+#include <memory>
+#include <string>
+
+namespace cudnnctl::fetch {
+
+// --- Interface ---
+
+// The libcurl callbacks of one transfer: `header` gets every header line (of redirects
+// too), `write` the body; both get `userdata`.
+struct CurlCallbacks {
+  curl_write_callback header = nullptr;
+  curl_write_callback write = nullptr;
+  void* userdata = nullptr;
+};
+
+// Owns a CURL* and the CURLOPT_ERRORBUFFER libcurl writes into. libcurl keeps a pointer to
+// that buffer, so the handle is neither copyable nor movable (a move would leave libcurl
+// writing into the moved-from object).
+class CurlHandle {
+public:
+  // Throws std::runtime_error when curl_easy_init returns null (out of memory).
+  CurlHandle();
+  CurlHandle(const CurlHandle&) = delete;
+  CurlHandle& operator=(const CurlHandle&) = delete;
+  CurlHandle(CurlHandle&&) = delete;
+  CurlHandle& operator=(CurlHandle&&) = delete;
+  ~CurlHandle() = default;
+
+  // Sets every option of one GET of `url` starting at byte `resume_from` (see the .cpp for
+  // the list and why). Errors: ErrorCode::internal when libcurl rejects an option (a libcurl
+  // built without a feature we need), ErrorCode::usage for a URL it cannot take.
+  [[nodiscard]] Status prepare(const std::string& url, const Options& options, uint64_t resume_from,
+                               const CurlCallbacks& callbacks);
+  // Runs the transfer (blocking) and returns libcurl's result.
+  CURLcode perform();
+  // The error buffer's text of the last perform, else curl_easy_strerror(code).
+  [[nodiscard]] std::string error_text(CURLcode code) const;
+  // The last response's status code (0 for file:// or when nothing was received).
+  [[nodiscard]] long response_code() const;
+
+private:
+  struct Deleter {
+    void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+  };
+  std::unique_ptr<CURL, Deleter> m_handle;
+  std::array<char, CURL_ERROR_SIZE> m_error{};
+};
+
+} // namespace cudnnctl::fetch

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// global_init and fetch_first (small files into memory); fetch_archive is in archive_fetch.cpp.
+#include "fetch/fetch.hpp"
+
+#include "fetch/classify.hpp"
+#include "fetch/curl_handle.hpp"
+#include "fetch/transfer.hpp"
+
+#include <mutex>
+#include <stdexcept>
+
+namespace cudnnctl::fetch {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+      throw std::runtime_error("curl_global_init failed");
+    }
+  });
+}
+
+Result<Fetched>
+fetch_first(const std::vector<std::string>& bases, std::string_view filename, size_t max_size,
+            const Options& options,
+            const std::function<Status(const std::string& bytes, const std::string& url)>& accept) {
+  if (bases.empty()) {
+    return fail(ErrorCode::usage, "no mirror to download " + std::string(filename) + " from");
+  }
+  CurlHandle curl;
+  std::vector<std::pair<std::string, std::string>> failures;
+  size_t not_found = 0;
+  std::optional<Error> rejection;
+
+  for (const auto& base : bases) {
+    const std::string url = join_url(base, filename);
+    std::string body;
+    BodyTarget target;
+    // A retry on the same URL resumes with Range where the body stopped.
+    target.offset = [&body] { return static_cast<uint64_t>(body.size()); };
+    target.restart = [&body]() -> Status {
+      body.clear();
+      return {};
+    };
+    target.write = [&body, &options](std::string_view data, uint64_t announced) {
+      body.append(data);
+      if (options.progress) {
+        options.progress(body.size(), announced);
+      }
+      return true;
+    };
+    target.limit = max_size;
+
+    TRY_ASSIGN(Verdict verdict, try_url(curl, url, options, target));
+    switch (verdict.next) {
+    case Next::done: {
+      Status accepted = accept ? accept(body, url) : Status{};
+      if (accepted) {
+        return Fetched{std::move(body), url};
+      }
+      Error error = std::move(accepted).error();
+      if (error.code == ErrorCode::environment || error.code == ErrorCode::internal) {
+        return fail(std::move(error));
+      }
+      failures.emplace_back(url, error.full_message());
+      rejection = std::move(error);
+      break;
+    }
+    case Next::not_found:
+      ++not_found;
+      failures.emplace_back(url, verdict.reason);
+      break;
+    case Next::too_large:
+      failures.emplace_back(url, "response larger than the limit of " + std::to_string(max_size) +
+                                     " bytes; transfer stopped");
+      break;
+    case Next::consumer:
+      failures.emplace_back(url, "could not store the response in memory");
+      break;
+    case Next::fail:
+    case Next::retry:
+    case Next::restart:
+      failures.emplace_back(url, verdict.reason);
+      break;
+    }
+  }
+
+  if (rejection) {
+    return fail(
+        rejection->code,
+        summarize_failures("no mirror served an acceptable " + std::string(filename), failures));
+  }
+  if (not_found == bases.size()) {
+    return fail(ErrorCode::usage,
+                summarize_failures(std::string(filename) + " not found on any mirror", failures) +
+                    " (check the version label and the --mirror URLs)");
+  }
+  return fail(ErrorCode::network,
+              summarize_failures("download of " + std::string(filename) + " failed on every mirror",
+                                 failures) +
+                  std::string(k_network_hint));
+}
+
+} // namespace cudnnctl::fetch
