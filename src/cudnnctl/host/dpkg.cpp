@@ -5,6 +5,7 @@
 #include "util/strings.hpp"
 
 #include <sys/stat.h>
+#include <unordered_map>
 
 namespace cudnnctl::host {
 
@@ -140,53 +141,66 @@ std::vector<std::string> DpkgDb::files(const DpkgPackage& package) const {
   return out;
 }
 
-void DpkgDb::load_lists() const {
-  auto owners = std::make_shared<std::map<std::string, size_t, std::less<>>>();
-  for (size_t i = 0; i < m_packages.size(); ++i) {
-    if (m_packages[i].state == "not-installed") {
-      continue;
-    }
-    for (auto& f : files(m_packages[i])) {
-      owners->emplace(std::move(f), i); // first owner wins (diversions are not modelled)
-    }
-  }
-  m_owners = std::move(owners);
+const DpkgPackage* DpkgDb::owner(const fs::path& sys_path) const {
+  auto found = owners({sys_path});
+  return found.empty() ? nullptr : found.begin()->second;
 }
 
-const DpkgPackage* DpkgDb::owner(const fs::path& sys_path) const {
+std::map<std::string, const DpkgPackage*> DpkgDb::owners(const std::vector<fs::path>& sys_paths) const {
+  std::map<std::string, const DpkgPackage*> out;
   if (m_packages.empty()) {
-    return nullptr;
+    return out;
   }
-  if (!m_owners) {
-    load_lists();
-  }
-  std::string path = sys_path.lexically_normal().string();
-  while (path.size() > 1 && path.back() == '/') {
-    path.pop_back();
-  }
-  auto directory = [&](const std::string& p) {
+  // Spelling dpkg may have recorded -> the path asked for. Directories are not owned.
+  std::unordered_map<std::string, std::string> wanted;
+  for (const auto& sp : sys_paths) {
+    std::string path = sp.lexically_normal().string();
+    while (path.size() > 1 && path.back() == '/') {
+      path.pop_back();
+    }
+    auto host = util::resolve_in_root(m_root, path);
     struct stat st;
-    auto host = util::resolve_in_root(m_root, p);
-    return host && ::lstat(host->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  };
-  if (auto it = m_owners->find(path); it != m_owners->end() && !directory(path)) {
-    return &m_packages[it->second];
+    if (host && ::lstat(host->c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    wanted.emplace(path, path);
+    std::string other = other_spelling(path);
+    if (other.empty()) {
+      continue;
+    }
+    // The two spellings name one file only when their directories are one directory.
+    auto a = util::resolve_in_root(m_root, fs::path(path).parent_path());
+    auto b = util::resolve_in_root(m_root, fs::path(other).parent_path());
+    if (a && b && *a == *b) {
+      wanted.emplace(other, path);
+    }
   }
-  std::string other = other_spelling(path);
-  if (other.empty()) {
-    return nullptr;
+  for (const auto& p : m_packages) {
+    if (wanted.empty() || out.size() == sys_paths.size()) {
+      break;
+    }
+    if (p.state == "not-installed") {
+      continue;
+    }
+    auto text = util::read_file(list_file(p), k_max_list);
+    if (!text) {
+      continue;
+    }
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      size_t nl = rest.find('\n');
+      std::string_view line = util::trim(rest.substr(0, nl));
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      if (line.empty()) {
+        continue;
+      }
+      auto it = wanted.find(std::string(line));
+      if (it != wanted.end()) {
+        out.emplace(it->second, &p); // first owner wins (diversions are not modelled)
+      }
+    }
   }
-  auto it = m_owners->find(other);
-  if (it == m_owners->end()) {
-    return nullptr;
-  }
-  // The two spellings name one file only when their directories are one directory.
-  auto a = util::resolve_in_root(m_root, fs::path(path).parent_path());
-  auto b = util::resolve_in_root(m_root, fs::path(other).parent_path());
-  if (!a || !b || *a != *b) {
-    return nullptr;
-  }
-  return &m_packages[it->second];
+  return out;
 }
 
 } // namespace cudnnctl::host

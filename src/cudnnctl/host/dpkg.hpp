@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,20 +53,23 @@ public:
   // are shared by many packages and are not reported), nullptr when none. On merged-/usr
   // systems the loader says /lib/x86_64-linux-gnu/X where dpkg recorded
   // /usr/lib/x86_64-linux-gnu/X (or the reverse): the other spelling is tried when both
-  // directories are the same one inside the root. The .list files are read on first use.
+  // directories are the same one inside the root. Reads every .list file: ask owners() when
+  // there are several paths.
   [[nodiscard]] const DpkgPackage* owner(const std::filesystem::path& sys_path) const;
+
+  // owner() for many paths in one pass over the .list files: each path that has an owner maps
+  // to it (the key is the path as given, normalized).
+  [[nodiscard]] std::map<std::string, const DpkgPackage*>
+  owners(const std::vector<std::filesystem::path>& sys_paths) const;
 
   // Every path in the package's .list (empty when the list is missing).
   [[nodiscard]] std::vector<std::string> files(const DpkgPackage& package) const;
 
 private:
-  void load_lists() const;
   std::filesystem::path list_file(const DpkgPackage& package) const;
 
   std::filesystem::path m_root;
   std::vector<DpkgPackage> m_packages;
-  // path -> index into m_packages; built lazily by owner().
-  mutable std::shared_ptr<std::map<std::string, size_t, std::less<>>> m_owners;
 };
 
 } // namespace cudnnctl::host
