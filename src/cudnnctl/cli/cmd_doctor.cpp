@@ -24,9 +24,10 @@ void register_doctor(CLI::App& app, Action& action) {
   auto* recommend = app.add_subcommand(
       "recommend", "Advise a cuDNN release and CUDA variant from hard constraints (frameworks, "
                    "toolkit, driver, GPU) and workload preferences");
-  recommend->add_option("--framework", rargs->frameworks,
-                        "A framework the release must serve, NAME==VERSION (torch==2.3.1, "
-                        "tensorflow==2.15; repeatable)")
+  recommend
+      ->add_option("--framework", rargs->frameworks,
+                   "A framework the release must serve, NAME==VERSION (torch==2.3.1, "
+                   "tensorflow==2.15; repeatable)")
       ->allow_extra_args(false);
   recommend->add_option("--workload", rargs->workload,
                         "cnn, rnn, transformer, recsys-sparse (or an alias: lstm, vit, bert, ...)");

@@ -14,18 +14,30 @@ using nlohmann::json;
 
 namespace {
 
+// The next dotted component of `s` from `pos` (leading digits only: "04" -> 4, "0-1" -> 0);
+// 0 past the end. Advances `pos` past the following '.'.
+uint64_t next_component(std::string_view s, size_t& pos) {
+  uint64_t n = 0;
+  bool digits = true;
+  while (pos < s.size() && s[pos] != '.') {
+    char c = s[pos++];
+    if (digits && c >= '0' && c <= '9') {
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    } else {
+      digits = false;
+    }
+  }
+  if (pos < s.size()) {
+    ++pos; // the '.'
+  }
+  return n;
+}
+
 std::vector<uint64_t> components(std::string_view v) {
   std::vector<uint64_t> out;
-  for (const auto& part : util::split(v, '.')) {
-    // Leading digits only ("04" -> 4, "0-1" -> 0).
-    uint64_t n = 0;
-    for (char c : part) {
-      if (c < '0' || c > '9') {
-        break;
-      }
-      n = n * 10 + static_cast<uint64_t>(c - '0');
-    }
-    out.push_back(n);
+  size_t pos = 0;
+  while (pos < v.size()) {
+    out.push_back(next_component(v, pos));
   }
   return out;
 }
@@ -38,24 +50,32 @@ std::string str(const json& j, const char* key) {
 } // namespace
 
 int compare_versions(std::string_view a, std::string_view b) {
-  auto x = components(a);
-  auto y = components(b);
-  size_t n = std::max(x.size(), y.size());
-  x.resize(n, 0);
-  y.resize(n, 0);
-  return x < y ? -1 : (x > y ? 1 : 0);
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    uint64_t x = next_component(a, i);
+    uint64_t y = next_component(b, j);
+    if (x != y) {
+      return x < y ? -1 : 1;
+    }
+  }
+  return 0;
 }
 
 bool version_rule_ok(std::string_view built, std::string_view runtime) {
-  auto b = components(built);
-  auto r = components(runtime);
-  if (b.empty() || r.empty() || b[0] != r[0]) {
+  if (built.empty() || runtime.empty()) {
     return false;
   }
-  if (b.size() < 2) {
-    return true;
+  size_t b = 0, r = 0;
+  if (next_component(built, b) != next_component(runtime, r)) {
+    return false;
   }
-  return r.size() >= 2 && r[1] >= b[1];
+  if (b >= built.size()) {
+    return true; // built for a major only
+  }
+  if (r >= runtime.size()) {
+    return false;
+  }
+  return next_component(runtime, r) >= next_component(built, b);
 }
 
 std::string canonical_framework(std::string_view name) {
@@ -130,9 +150,14 @@ Result<Compat> parse_compat(std::string_view compat_json, std::string_view relea
     json j = json::parse(compat_json);
     c.version_rule_source = str(j.at("version_rule"), "source");
     for (const auto& r : j.at("frameworks")) {
-      FrameworkRow row{str(r, "framework"), str(r, "min"), str(r, "max"), str(r, "cudnn"),
-                       r.at("cuda").get<std::vector<int>>(), str(r, "cuda_version"),
-                       str(r, "pin"), str(r, "source")};
+      FrameworkRow row{str(r, "framework"),
+                       str(r, "min"),
+                       str(r, "max"),
+                       str(r, "cudnn"),
+                       r.at("cuda").get<std::vector<int>>(),
+                       str(r, "cuda_version"),
+                       str(r, "pin"),
+                       str(r, "source")};
       if (row.framework.empty() || row.min.empty() || row.max.empty() || row.cudnn.empty() ||
           row.source.empty()) {
         return fail(ErrorCode::usage, "compat.json: a framework row lacks a field or its source");
@@ -161,8 +186,8 @@ Result<Compat> parse_compat(std::string_view compat_json, std::string_view relea
   try {
     json j = json::parse(releases_json);
     for (const auto& r : j.at("releases")) {
-      ReleaseRow row{str(r, "label"), str(r, "version"), str(r, "date"),
-                     r.value("pinned", false), {}};
+      ReleaseRow row{
+          str(r, "label"), str(r, "version"), str(r, "date"), r.value("pinned", false), {}};
       for (const auto& [platform, cudas] : r.at("platforms").items()) {
         for (const auto& cuda : cudas) {
           row.platforms[platform].push_back(std::stoi(cuda.get<std::string>()));

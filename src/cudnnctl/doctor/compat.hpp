@@ -26,10 +26,10 @@ int compare_versions(std::string_view a, std::string_view b);
 bool version_rule_ok(std::string_view built, std::string_view runtime);
 
 struct FrameworkRow {
-  std::string framework;  // "torch", "tensorflow"
-  std::string min, max;   // framework versions (major.minor), inclusive
-  std::string cudnn;      // version it was built against / pins ("8.9.2.26", "8.9")
-  std::vector<int> cuda;  // CUDA majors of its builds
+  std::string framework; // "torch", "tensorflow"
+  std::string min, max;  // framework versions (major.minor), inclusive
+  std::string cudnn;     // version it was built against / pins ("8.9.2.26", "8.9")
+  std::vector<int> cuda; // CUDA majors of its builds
   std::string cuda_version;
   std::string pin;
   std::string source;
@@ -74,7 +74,8 @@ struct Compat {
   std::vector<ReleaseRow> releases; // ascending by version
 
   // The row covering `framework` (canonical name) at `version` ("2.3.1" matches 2.2..2.3).
-  [[nodiscard]] const FrameworkRow* framework(std::string_view name, std::string_view version) const;
+  [[nodiscard]] const FrameworkRow* framework(std::string_view name,
+                                              std::string_view version) const;
   [[nodiscard]] const DriverRow* driver_minimum(int cuda_major) const;
   // Whether a release supports compute capability `cc` ("8.6"): nullopt when no row covers
   // the release.
@@ -87,7 +88,8 @@ struct Compat {
 std::string canonical_framework(std::string_view name);
 
 // Parses the two JSON documents. Malformed: ErrorCode::usage naming the document.
-[[nodiscard]] Result<Compat> parse_compat(std::string_view compat_json, std::string_view releases_json);
+[[nodiscard]] Result<Compat> parse_compat(std::string_view compat_json,
+                                          std::string_view releases_json);
 
 // The compiled-in facts (parsed once; the build guarantees they parse).
 const Compat& builtin_compat();

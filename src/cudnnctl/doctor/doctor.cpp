@@ -48,13 +48,18 @@ int install_for(const DoctorReport& r, const RootFs& rootfs, const std::string& 
   return 0;
 }
 
-Requester requester_of(const RootFs& rootfs, const std::string& path) {
-  Requester q{path, std::nullopt, std::nullopt};
+// The requester `path` as loaded by `parent` (nullptr: by a plain executable).
+Requester requester_of(const RootFs& rootfs, const std::string& path, const Requester* parent,
+                       const std::string& multiarch) {
+  std::optional<std::string> rpath, runpath;
   if (auto info = elf::read_dynamic(rootfs.real(path))) {
-    q.rpath = info->rpath;
-    q.runpath = info->runpath;
+    rpath = info->rpath;
+    runpath = info->runpath;
   }
-  return q;
+  if (!parent) {
+    return Requester{path, rpath, runpath, {}};
+  }
+  return loaded_by(*parent, path, rpath, runpath, multiarch);
 }
 
 // Resolves the shim, then each sub-library the way the shim (and libcudnn_graph, for the
@@ -70,7 +75,7 @@ void resolve(DoctorReport& r, const RootFs& rootfs, const SearchEnv& env, Consum
   const Install* shim = r.install(c.shim.install);
   std::optional<std::string> version = shim ? shim->version : std::nullopt;
   c.loaded = version;
-  Requester from_shim = requester_of(rootfs, *c.shim.path);
+  Requester from_shim = requester_of(rootfs, *c.shim.path, requester, env.multiarch);
   std::optional<Requester> from_graph;
   for (const auto& base : expected_sublibs(major, version)) {
     if (base == "libcudnn") {
@@ -101,7 +106,7 @@ void resolve(DoctorReport& r, const RootFs& rootfs, const SearchEnv& env, Consum
     if (step.path) {
       step.install = install_for(r, rootfs, *step.path);
       if (base == "libcudnn_graph") {
-        from_graph = requester_of(rootfs, *step.path);
+        from_graph = requester_of(rootfs, *step.path, &from_shim, env.multiarch);
       }
     }
     c.sublibs.push_back(std::move(step));
@@ -140,7 +145,10 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   std::vector<Finding> early;
   auto db = host::DpkgDb::load(rootfs.root());
   if (!db) {
-    early.push_back({"dpkg-unreadable", Severity::warning, db.error().message, {},
+    early.push_back({"dpkg-unreadable",
+                     Severity::warning,
+                     db.error().message,
+                     {},
                      "run doctor as a user who can read /var/lib/dpkg/status"});
   }
   host::DpkgDb dpkg = db ? std::move(*db) : host::DpkgDb{};
@@ -202,13 +210,15 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
       r.resolution.push_back(std::move(c));
       continue;
     }
-    Requester q{f.library, f.rpath, f.runpath};
+    Requester q{f.library, f.rpath, f.runpath, {}};
     resolve(r, rootfs, env, c, f.cudnn_major, &q);
     if (c.shim.via == "DT_RPATH") {
       c.own_cudnn = true;
       c.notes.push_back("carries its own cuDNN through DT_RPATH: no system install, "
                         "LD_LIBRARY_PATH or ld.so cache changes which libcudnn.so." +
                         std::to_string(f.cudnn_major) + " it loads");
+      c.notes.push_back("the shim dlopen()s its sub-libraries itself: a shim with DT_RUNPATH "
+                        "(cuDNN 9) searches LD_LIBRARY_PATH before its own directory");
     } else if (c.runpath && !c.rpath) {
       c.notes.push_back("uses DT_RUNPATH: LD_LIBRARY_PATH is searched before it");
     }

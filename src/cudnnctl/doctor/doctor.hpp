@@ -19,9 +19,9 @@ struct DoctorOptions {
   std::filesystem::path root = "/";
   std::string prefix = "/opt/cudnn";
   std::string cuda_home = "/usr/local/cuda";
-  std::vector<std::string> scan;            // --scan paths, inside the root
-  std::string ld_library_path;              // the value of $LD_LIBRARY_PATH (entries inside the root)
-  std::string ld_preload;                   // $LD_PRELOAD
+  std::vector<std::string> scan; // --scan paths, inside the root
+  std::string ld_library_path;   // the value of $LD_LIBRARY_PATH (entries inside the root)
+  std::string ld_preload;        // $LD_PRELOAD
   std::optional<std::string> conda_prefix;  // $CONDA_PREFIX
   std::filesystem::path proc_dir = "/proc"; // CUDNNCTL_TEST_PROC in tests
   std::optional<ToolkitFacts> cuda;         // the toolkit, detected by the caller

@@ -14,7 +14,8 @@ namespace {
 
 void add(DoctorReport& r, std::string code, Severity sev, std::string message,
          std::vector<std::string> paths, std::string fix) {
-  r.findings.push_back({std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
+  r.findings.push_back(
+      {std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
 }
 
 std::string where(const Install& i) {
@@ -34,8 +35,8 @@ std::string reinstall_fix(const Install& i) {
     return "reinstall the package: apt-get install --reinstall " + i.dpkg_package;
   }
   if (!i.pip_dist.empty()) {
-    return "reinstall the wheel: pip install --force-reinstall " + i.pip_dist + "==" +
-           i.pip_version;
+    return "reinstall the wheel: pip install --force-reinstall " + i.pip_dist +
+           "==" + i.pip_version;
   }
   if (!i.store_entry.empty()) {
     return "`cudnnctl verify` names the damaged files; reinstall with `cudnnctl remove` + "
@@ -97,13 +98,15 @@ void add_loader_config_findings(DoctorReport& r, const FindingContext& ctx) {
     }
   }
   if (!ignored.empty()) {
-    std::string why = ctx.ldconf->exists ? "/etc/ld.so.conf has no `include /etc/ld.so.conf.d/*.conf`"
-                                         : "/etc/ld.so.conf is missing";
+    std::string why = ctx.ldconf->exists
+                          ? "/etc/ld.so.conf has no `include /etc/ld.so.conf.d/*.conf`"
+                          : "/etc/ld.so.conf is missing";
     ignored.insert(ignored.begin(), "/etc/ld.so.conf");
     add(r, "ldconf-no-include", Severity::error,
         why + ": ldconfig ignores " + std::to_string(ignored.size() - 1) +
             " file(s) in /etc/ld.so.conf.d, cudnnctl's drop-in and CUDA's among them",
-        ignored, "add the line `include /etc/ld.so.conf.d/*.conf` to /etc/ld.so.conf, then run ldconfig");
+        ignored,
+        "add the line `include /etc/ld.so.conf.d/*.conf` to /etc/ld.so.conf, then run ldconfig");
   }
   // What a fresh `ldconfig` would map libcudnn.so.N to: the first configured directory (then
   // the trusted ones) that holds it. The cache must agree.
@@ -129,7 +132,8 @@ void add_loader_config_findings(DoctorReport& r, const FindingContext& ctx) {
     if (!expected) {
       continue;
     }
-    std::string fix = "run `ldconfig` as root (it rebuilds /etc/ld.so.cache from the configuration)";
+    std::string fix =
+        "run `ldconfig` as root (it rebuilds /etc/ld.so.cache from the configuration)";
     if (!ctx.cache->available) {
       add(r, "ldcache-stale", Severity::error,
           "there is no usable ld.so cache (" + ctx.cache->source + "), so " + *expected +
@@ -210,8 +214,8 @@ void add_install_findings(DoctorReport& r, const FindingContext& ctx) {
         version3(*i.header->version) != version3(*i.version)) {
       add(r, "header-version-mismatch", Severity::error,
           "the headers beside " + where(i) + " say " + *i.header->version + " (" +
-              i.header->source + ") but the libraries are " + *i.version + " (" +
-              i.version_source + ")",
+              i.header->source + ") but the libraries are " + *i.version + " (" + i.version_source +
+              ")",
           {i.header->source, i.dir},
           "install the headers of the same release (copy `cudnn*.h`, not only `cudnn.h`), or "
           "remove the stale ones");

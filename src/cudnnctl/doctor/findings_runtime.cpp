@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Findings about what runs: the driver, the CUDA majors, which copy each consumer loads.
 #include "doctor/findings.hpp"
-
 #include "doctor/libdir.hpp"
 #include "doctor/loader.hpp"
 #include "util/strings.hpp"
@@ -14,7 +13,8 @@ namespace {
 
 void add(DoctorReport& r, std::string code, Severity sev, std::string message,
          std::vector<std::string> paths, std::string fix) {
-  r.findings.push_back({std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
+  r.findings.push_back(
+      {std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
 }
 
 bool used_by_plain_process(const DoctorReport& r, int id) {
@@ -93,7 +93,8 @@ void cuda_findings(DoctorReport& r) {
   if (!r.host.cuda) {
     if (!r.installs.empty()) {
       add(r, "no-cuda-toolkit", Severity::info,
-          "no CUDA toolkit was found, so the CUDA major of each cuDNN build is not compared with it",
+          "no CUDA toolkit was found, so the CUDA major of each cuDNN build is not compared with "
+          "it",
           {}, "set cuda_home in /etc/cudnnctl/config.toml if the toolkit is elsewhere");
     }
     return;
@@ -110,8 +111,9 @@ void cuda_findings(DoctorReport& r) {
     add(r, "cuda-major-mismatch", used ? Severity::error : Severity::warning,
         i.label() + " is built for CUDA " + std::to_string(*i.cuda_major) + " (" + i.cuda_source +
             ") but the CUDA toolkit at " + r.host.cuda->home + " is " + std::to_string(tk) +
-            (used ? ": processes load it and fail on libcublasLt.so." + std::to_string(*i.cuda_major)
-                  : ""),
+            (used
+                 ? ": processes load it and fail on libcublasLt.so." + std::to_string(*i.cuda_major)
+                 : ""),
         {i.dir},
         "install the cuDNN build for CUDA " + std::to_string(tk) + " (cudnnctl install <version> " +
             "--cuda " + std::to_string(tk) + "), or the matching CUDA libraries");
@@ -158,7 +160,8 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
         add(r, "managed-not-first", Severity::warning,
             "the loader takes " + *c.shim.path + " (" + c.shim.via + ") before cudnnctl's active " +
                 active->dir,
-            {*c.shim.path, active->dir}, "run ldconfig; check /etc/ld.so.conf.d for earlier entries");
+            {*c.shim.path, active->dir},
+            "run ldconfig; check /etc/ld.so.conf.d for earlier entries");
       }
     }
   } else {
@@ -171,10 +174,10 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
     }
     if (!c.shim.path) {
       add(r, "framework-cudnn-missing", Severity::error,
-          c.name + " needs " + soname + " but the loader finds none for " + c.library,
-          {c.library},
+          c.name + " needs " + soname + " but the loader finds none for " + c.library, {c.library},
           "add the pip cuDNN directory (site-packages/nvidia/cudnn/lib) to LD_LIBRARY_PATH, "
-          "install a system cuDNN of that major, or pip install the framework's nvidia-cudnn wheel");
+          "install a system cuDNN of that major, or pip install the framework's nvidia-cudnn "
+          "wheel");
     } else if (c.expected && c.loaded && !version_rule_ok(*c.expected, *c.loaded)) {
       add(r, "framework-cudnn-mismatch", Severity::error,
           c.name + " was built for cuDNN " + *c.expected + " (" + c.expected_source +
@@ -183,8 +186,8 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
           {c.library, *c.shim.path},
           c.shim.via == "LD_LIBRARY_PATH"
               ? "remove " + fs::path(*c.shim.path).parent_path().string() + " from LD_LIBRARY_PATH"
-              : "install cuDNN " + *c.expected + " where " + c.name + " finds it, or the " + c.name +
-                    " build for cuDNN " + *c.loaded);
+              : "install cuDNN " + *c.expected + " where " + c.name + " finds it, or the " +
+                    c.name + " build for cuDNN " + *c.loaded);
     } else if (c.expected && c.loaded && util::split(*c.expected, '.').size() >= 3 &&
                version3(*c.expected) != version3(*c.loaded)) {
       add(r, "framework-cudnn-differs", Severity::info,
@@ -193,8 +196,8 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
           {*c.shim.path}, "nothing required");
     }
     if (c.runpath && !c.rpath && c.shim.via == "LD_LIBRARY_PATH" && c.shim.path) {
-      for (const auto& d : expand_search_path(*c.runpath, fs::path(c.library).parent_path().string(),
-                                              ctx.multiarch)) {
+      for (const auto& d : expand_search_path(
+               *c.runpath, fs::path(c.library).parent_path().string(), ctx.multiarch)) {
         if (ctx.rootfs->is_file(fs::path(d) / soname)) {
           add(r, "ld-library-path-overrides-framework", Severity::warning,
               c.name + " finds " + soname + " through DT_RUNPATH in " + d +
@@ -220,11 +223,13 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
       add(r, "sublibrary-from-other-install", Severity::error,
           c.name + " loads the shim from " + *c.shim.path + " (" +
               (shim ? shim->version.value_or("?") : std::string("?")) + ") but " + s.name +
-              " from " + *s.path + " (" + (other ? other->version.value_or("?") : std::string("?")) +
-              ", " + s.via + "): CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+              " from " + *s.path + " (" +
+              (other ? other->version.value_or("?") : std::string("?")) + ", " + s.via +
+              "): CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
           {*c.shim.path, *s.path},
-          "complete or remove the copy that lacks " + s.name + "; keep other cuDNN directories "
-                                                                "out of LD_LIBRARY_PATH");
+          "complete or remove the copy that lacks " + s.name +
+              "; keep other cuDNN directories "
+              "out of LD_LIBRARY_PATH");
     }
   }
 }

@@ -96,8 +96,8 @@ std::optional<Framework> find_torch(const RootFs& rootfs, const std::string& sit
     f.version = d->version;
     if (auto req = cudnn_requirement(d->metadata)) {
       f.expected = req->second;
-      f.expected_source = "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir +
-                          "/METADATA";
+      f.expected_source =
+          "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir + "/METADATA";
     }
   }
   if (auto text = rootfs.read(site + "/torch/version.py", 1u << 16)) {
@@ -136,8 +136,8 @@ std::optional<Framework> find_onnxruntime(const RootFs& rootfs, const std::strin
     f.version = d->version;
     if (auto req = cudnn_requirement(d->metadata)) {
       f.expected = req->second;
-      f.expected_source = "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir +
-                          "/METADATA";
+      f.expected_source =
+          "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir + "/METADATA";
     }
   }
   expect_major_from_needed(f);
@@ -246,10 +246,14 @@ std::optional<std::string> build_info_value(std::string_view text, std::string_v
     if (at == std::string_view::npos) {
       continue;
     }
-    auto rest = text.substr(at + pat.size());
-    auto open = rest.find_first_of("'\"");
-    auto colon = rest.find(':');
-    if (open == std::string_view::npos || colon == std::string_view::npos || colon > open) {
+    // {'cudnn_version': '8'} (dict) or OrderedDict([('cudnn_version', '8'), ...]) (tuples).
+    auto rest = util::trim(text.substr(at + pat.size()));
+    if (rest.empty() || (rest[0] != ':' && rest[0] != ',')) {
+      continue;
+    }
+    rest = util::trim(rest.substr(1));
+    size_t open = 0;
+    if (rest.empty() || (rest[0] != '\'' && rest[0] != '"')) {
       continue;
     }
     auto close = rest.find(rest[open], open + 1);

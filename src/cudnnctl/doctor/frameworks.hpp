@@ -23,15 +23,15 @@ struct Framework {
   std::string site;    // the site-packages directory
   std::string library; // the library that asks for libcudnn (system path)
   std::optional<std::string> rpath, runpath;
-  int cudnn_major = 0; // from DT_NEEDED libcudnn.so.N, else from `expected`
+  int cudnn_major = 0;                 // from DT_NEEDED libcudnn.so.N, else from `expected`
   std::optional<std::string> expected; // cuDNN version it was built for ("9.1.0.70", "8.9", "9")
   std::string expected_source;
   std::optional<std::string> cuda; // CUDA version of the build ("12.1"), when recorded
 };
 
 struct DistInfo {
-  std::string dir;     // system path of the .dist-info directory
-  std::string name;    // normalized: lower case, '-' and '.' as '_'
+  std::string dir;  // system path of the .dist-info directory
+  std::string name; // normalized: lower case, '-' and '.' as '_'
   std::string version;
   std::string metadata; // METADATA text ("" when unreadable)
 };

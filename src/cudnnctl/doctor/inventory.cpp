@@ -44,7 +44,8 @@ struct Builder {
     }
     for (size_t i : it->second) {
       Install& inst = out.installs[i];
-      if (inst.dir != d && std::find(inst.aliases.begin(), inst.aliases.end(), d) == inst.aliases.end()) {
+      if (inst.dir != d &&
+          std::find(inst.aliases.begin(), inst.aliases.end(), d) == inst.aliases.end()) {
         inst.aliases.push_back(d);
       }
       bool dup = std::any_of(inst.origins.begin(), inst.origins.end(), [&](const Origin& o) {
@@ -146,7 +147,8 @@ struct Builder {
     }
   }
 
-  void add_package_facts(Install& inst, const std::map<std::string, const host::DpkgPackage*>& owned) {
+  void add_package_facts(Install& inst,
+                         const std::map<std::string, const host::DpkgPackage*>& owned) {
     // dpkg: the owner of the shim (or any library file) in this directory.
     for (const auto& s : inst.sublibs) {
       for (const auto& f : s.files) {
@@ -162,7 +164,8 @@ struct Builder {
       set_version(inst, upstream_version(inst.dpkg_version), "dpkg " + inst.dpkg_package);
       auto cuda = inst.dpkg_package.find("-cuda-");
       if (cuda != std::string::npos) {
-        set_cuda(inst, inst.dpkg_package.substr(cuda + 6), "dpkg package name " + inst.dpkg_package);
+        set_cuda(inst, inst.dpkg_package.substr(cuda + 6),
+                 "dpkg package name " + inst.dpkg_package);
       } else if (auto plus = inst.dpkg_version.find("+cuda"); plus != std::string::npos) {
         set_cuda(inst, inst.dpkg_version.substr(plus + 5), "dpkg version " + inst.dpkg_version);
       }
@@ -172,8 +175,9 @@ struct Builder {
         continue;
       }
       std::string site = fs::path(d).parent_path().parent_path().parent_path().string();
-      auto dist = find_dist(rootfs, site, {"nvidia_cudnn_cu11", "nvidia_cudnn_cu12",
-                                           "nvidia_cudnn_cu13", "nvidia_cudnn_cu14"});
+      auto dist = find_dist(
+          rootfs, site,
+          {"nvidia_cudnn_cu11", "nvidia_cudnn_cu12", "nvidia_cudnn_cu13", "nvidia_cudnn_cu14"});
       if (dist) {
         std::string name = dist->name;
         std::replace(name.begin(), name.end(), '_', '-');
@@ -331,6 +335,7 @@ Inventory take_inventory(const RootFs& rootfs, const InventoryInputs& in, const 
       inst.version = inst.header->version;
       inst.version_source = inst.header->source;
     }
+    inst.missing = missing_sublibs(inst); // the version may be known only now (pip, conda)
   }
   // Include directories nothing above claimed: the compiler's default path, the CUDA homes.
   std::vector<std::string> include_dirs = {"/usr/local/include"};

@@ -32,10 +32,10 @@ struct InventoryInputs {
 
 struct Inventory {
   std::vector<Install> installs;
-  std::vector<HeaderInfo> headers;        // every include directory with cuDNN headers
-  std::vector<std::string> sites;         // site-packages directories looked at
-  std::vector<std::string> warnings;      // a damaged store, ...
-  std::optional<std::string> active_dir;  // lib/ of the entry cudnnctl's `current` names
+  std::vector<HeaderInfo> headers;       // every include directory with cuDNN headers
+  std::vector<std::string> sites;        // site-packages directories looked at
+  std::vector<std::string> warnings;     // a damaged store, ...
+  std::optional<std::string> active_dir; // lib/ of the entry cudnnctl's `current` names
   std::optional<int> active_generation;
   std::string active_entry;
 };

@@ -79,8 +79,8 @@ struct Parser {
       }
       // A directory line; glibc also splits on ':' ',' and whitespace.
       std::string l(line);
-      std::replace_if(l.begin(), l.end(), [](char c) { return c == ':' || c == ',' || c == '\t'; },
-                      ' ');
+      std::replace_if(
+          l.begin(), l.end(), [](char c) { return c == ':' || c == ',' || c == '\t'; }, ' ');
       for (const auto& d : util::split(l, ' ')) {
         if (!d.empty()) {
           add_dir(d, file);

@@ -17,12 +17,12 @@ namespace cudnnctl::doctor {
 // --- Interface ---
 
 struct LdConf {
-  bool exists = false;                    // /etc/ld.so.conf is there
-  std::vector<std::string> dirs;          // directories in configuration order, first mention
-  std::map<std::string, std::string> dir_source;  // directory -> file that names it
-  std::vector<std::string> files;         // configuration files read, in order
-  std::vector<std::string> include_patterns;      // absolute patterns of every include line
-  std::vector<std::string> warnings;      // include loops, unreadable files
+  bool exists = false;           // /etc/ld.so.conf is there
+  std::vector<std::string> dirs; // directories in configuration order, first mention
+  std::map<std::string, std::string> dir_source; // directory -> file that names it
+  std::vector<std::string> files;                // configuration files read, in order
+  std::vector<std::string> include_patterns;     // absolute patterns of every include line
+  std::vector<std::string> warnings;             // include loops, unreadable files
 
   // True when an include pattern matches `conf_file` (e.g. /etc/ld.so.conf.d/00-cudnnctl.conf).
   [[nodiscard]] bool includes(std::string_view conf_file) const;
@@ -34,7 +34,7 @@ LdConf read_ld_so_conf(const RootFs& rootfs);
 
 struct LdCache {
   bool available = false;
-  std::string source;  // the command that produced it, or why there is none
+  std::string source; // the command that produced it, or why there is none
   // name -> paths (system paths) in cache order, for this machine's ABI only.
   std::map<std::string, std::vector<std::string>, std::less<>> entries;
 

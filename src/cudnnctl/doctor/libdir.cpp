@@ -22,7 +22,7 @@ struct DirEntry {
   std::string name;
   LibName lib;
   bool is_link = false;
-  std::string target;   // link text
+  std::string target; // link text
   bool dangling = false;
   bool regular = false; // regular file (links followed)
   uint64_t size = 0;
@@ -52,22 +52,31 @@ std::string read_section(const fs::path& host, const elf::ElfSection& s) {
 // Libraries in the order the CUDA major is looked for: the ones that name cuBLAS first.
 std::vector<std::string> cuda_probe_order(int major) {
   if (major == 8) {
-    return {"libcudnn_ops_infer", "libcudnn_cnn_infer", "libcudnn_adv_infer", "libcudnn_ops_train",
-            "libcudnn_cnn_train", "libcudnn_adv_train", "libcudnn"};
+    return {"libcudnn_ops_infer",
+            "libcudnn_cnn_infer",
+            "libcudnn_adv_infer",
+            "libcudnn_ops_train",
+            "libcudnn_cnn_train",
+            "libcudnn_adv_train",
+            "libcudnn"};
   }
-  return {"libcudnn_adv",   "libcudnn_engines_precompiled", "libcudnn_ops",
-          "libcudnn_cnn",   "libcudnn_engines_runtime_compiled", "libcudnn_heuristic",
-          "libcudnn_graph", "libcudnn"};
+  return {"libcudnn_adv",
+          "libcudnn_engines_precompiled",
+          "libcudnn_ops",
+          "libcudnn_cnn",
+          "libcudnn_engines_runtime_compiled",
+          "libcudnn_heuristic",
+          "libcudnn_graph",
+          "libcudnn"};
 }
 
 } // namespace
 
 std::string version3(const std::string& v) {
-  auto parts = util::split(v, '.');
-  if (parts.size() > 3) {
-    parts.resize(3);
-  }
-  return util::join(parts, ".");
+  size_t dot = v.find('.');
+  dot = dot == std::string::npos ? dot : v.find('.', dot + 1);
+  dot = dot == std::string::npos ? dot : v.find('.', dot + 1);
+  return v.substr(0, dot);
 }
 
 std::optional<LibName> parse_lib_name(std::string_view name) {
@@ -195,6 +204,17 @@ std::optional<CudaMajor> cuda_major_of(const RootFs& rootfs,
   return std::nullopt;
 }
 
+std::vector<std::string> missing_sublibs(const Install& inst) {
+  std::vector<std::string> out;
+  for (const auto& want : expected_sublibs(inst.major, inst.version)) {
+    const SubLibrary* s = inst.sublib(want);
+    if (!s || !s->present) {
+      out.push_back(want);
+    }
+  }
+  return out;
+}
+
 std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_dir) {
   std::map<int, std::vector<DirEntry>> by_major;
   for (const auto& name : rootfs.list(sys_dir)) {
@@ -221,7 +241,8 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
     }
     int major = lib->version.empty() ? 0 : lib->version[0];
     if (major == 0 && e.is_link) {
-      if (auto t = parse_lib_name(fs::path(e.target).filename().string()); t && !t->version.empty()) {
+      if (auto t = parse_lib_name(fs::path(e.target).filename().string());
+          t && !t->version.empty()) {
         major = t->version[0];
       }
     }
@@ -245,7 +266,6 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
       by_base[e.lib.base].push_back(&e);
     }
     std::map<std::string, int> votes;
-    std::vector<std::string> present;
     for (const auto& [base, files] : by_base) {
       SubLibrary s;
       s.base = base;
@@ -265,9 +285,7 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
           versioned.push_back(e);
         }
       }
-      if (any_alive) {
-        present.push_back(base);
-      }
+      s.present = any_alive;
       // The version: the versioned file the .so.N link names, else the newest one.
       const DirEntry* chosen = nullptr;
       if (soname_file && soname_file->is_link) {
@@ -276,8 +294,9 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
           chosen = v->name == t ? v : chosen;
         }
       }
-      std::sort(versioned.begin(), versioned.end(),
-                [](const DirEntry* a, const DirEntry* b) { return a->lib.version < b->lib.version; });
+      std::sort(versioned.begin(), versioned.end(), [](const DirEntry* a, const DirEntry* b) {
+        return a->lib.version < b->lib.version;
+      });
       if (!chosen && !versioned.empty()) {
         chosen = versioned.back();
       }
@@ -311,13 +330,13 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
           inst.problems.push_back(
               {same ? "soname-not-symlink" : "soname-file-differs", p.string(),
                same ? "a regular file beside " + v->name + " (ldconfig: \"is not a symbolic link\")"
-                    : "a regular file of " + std::to_string(soname_file->size) +
-                          " bytes beside " + v->name + " of " + std::to_string(v->size) +
+                    : "a regular file of " + std::to_string(soname_file->size) + " bytes beside " +
+                          v->name + " of " + std::to_string(v->size) +
                           " bytes: two different builds under one soname"});
         } else if (soname_file->is_link && chosen && versioned.back() != chosen) {
-          inst.problems.push_back({"stale-link", p.string(),
-                                   "-> " + chosen->name + " while " + versioned.back()->name +
-                                       " is newer"});
+          inst.problems.push_back(
+              {"stale-link", p.string(),
+               "-> " + chosen->name + " while " + versioned.back()->name + " is newer"});
         }
       }
       inst.sublibs.push_back(std::move(s));
@@ -341,11 +360,7 @@ std::vector<Install> scan_lib_dir(const RootFs& rootfs, const std::string& sys_d
     if (inst.version) {
       inst.version_source = "file names";
     }
-    for (const auto& want : expected_sublibs(major, inst.version)) {
-      if (std::find(present.begin(), present.end(), want) == present.end()) {
-        inst.missing.push_back(want);
-      }
-    }
+    inst.missing = missing_sublibs(inst);
     std::vector<std::string> probe;
     for (const auto& base : cuda_probe_order(major)) {
       auto it = by_base.find(base);

@@ -29,6 +29,9 @@ std::optional<LibName> parse_lib_name(std::string_view name);
 // engines_runtime_compiled, heuristic, and from 9.21.0 engines_tensor_ir.
 std::vector<std::string> expected_sublibs(int major, const std::optional<std::string>& version);
 
+// The libraries of expected_sublibs(major, version) that `inst` lacks.
+std::vector<std::string> missing_sublibs(const Install& inst);
+
 // One Install per cuDNN major whose libraries are in `sys_dir` (none: empty). Fills dir,
 // real_dir, major, version (from file names), sublibs, missing, versions_agree, problems and
 // the CUDA major (cuda_major_of). The caller fills id, origins, header and package facts.
@@ -42,7 +45,8 @@ struct CudaMajor {
   int major = 0;
   std::string how; // "DT_NEEDED libcublasLt.so.12 of libcudnn_ops_infer.so.8", ...
 };
-std::optional<CudaMajor> cuda_major_of(const RootFs& rootfs, const std::vector<std::string>& sys_files);
+std::optional<CudaMajor> cuda_major_of(const RootFs& rootfs,
+                                       const std::vector<std::string>& sys_files);
 
 // Finds the first "libcublasLt.so.<N>", "libcublas.so.<N>", "libnvrtc.so.<N>" or
 // "libcudart.so.<N>" in `bytes`; sets `what` to the name found.

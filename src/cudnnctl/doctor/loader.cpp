@@ -31,8 +31,8 @@ std::optional<std::string> in_dirs(const SearchEnv& env, const std::vector<std::
   return std::nullopt;
 }
 
-std::vector<std::string> requester_dirs(const std::optional<std::string>& value,
-                                        const Requester& r, const std::string& multiarch) {
+std::vector<std::string> requester_dirs(const std::optional<std::string>& value, const Requester& r,
+                                        const std::string& multiarch) {
   if (!value) {
     return {};
   }
@@ -59,6 +59,16 @@ std::vector<std::string> expand_search_path(const std::string& value, const std:
   return out;
 }
 
+Requester loaded_by(const Requester& parent, std::string path, std::optional<std::string> rpath,
+                    std::optional<std::string> runpath, const std::string& multiarch) {
+  Requester r{std::move(path), std::move(rpath), std::move(runpath), {}};
+  if (!parent.runpath) {
+    r.inherited = requester_dirs(parent.rpath, parent, multiarch);
+  }
+  r.inherited.insert(r.inherited.end(), parent.inherited.begin(), parent.inherited.end());
+  return r;
+}
+
 LoadStep find_library(const SearchEnv& env, const std::string& name, const Requester* requester) {
   LoadStep step;
   step.name = name;
@@ -76,10 +86,12 @@ LoadStep find_library(const SearchEnv& env, const std::string& name, const Reque
     }
     return step.path.has_value();
   };
-  if (requester && requester->rpath && !requester->runpath &&
-      take(in_dirs(env, requester_dirs(requester->rpath, *requester, env.multiarch), name),
-           "DT_RPATH")) {
-    return step;
+  if (requester && !requester->runpath) {
+    auto dirs = requester_dirs(requester->rpath, *requester, env.multiarch);
+    dirs.insert(dirs.end(), requester->inherited.begin(), requester->inherited.end());
+    if (take(in_dirs(env, dirs, name), "DT_RPATH")) {
+      return step;
+    }
   }
   if (take(in_dirs(env, env.ld_library_path, name), "LD_LIBRARY_PATH")) {
     return step;
@@ -110,13 +122,20 @@ std::vector<std::string> describe_search(const SearchEnv& env, const Requester* 
   };
   if (requester && requester->rpath) {
     auto d = requester_dirs(requester->rpath, *requester, env.multiarch);
-    out.push_back(requester->runpath ? "DT_RPATH (ignored: the library also has DT_RUNPATH): " +
-                                           dirs(d)
-                                     : "DT_RPATH: " + dirs(d));
+    out.push_back(requester->runpath
+                      ? "DT_RPATH (ignored: the library also has DT_RUNPATH): " + dirs(d)
+                      : "DT_RPATH: " + dirs(d));
+  }
+  if (requester && !requester->inherited.empty()) {
+    out.push_back(requester->runpath
+                      ? "DT_RPATH of the loading objects (ignored: DT_RUNPATH present): " +
+                            dirs(requester->inherited)
+                      : "DT_RPATH of the loading objects: " + dirs(requester->inherited));
   }
   out.push_back("LD_LIBRARY_PATH: " + dirs(env.ld_library_path));
   if (requester && requester->runpath) {
-    out.push_back("DT_RUNPATH: " + dirs(requester_dirs(requester->runpath, *requester, env.multiarch)));
+    out.push_back("DT_RUNPATH: " +
+                  dirs(requester_dirs(requester->runpath, *requester, env.multiarch)));
   }
   out.push_back(std::string("ld.so cache") + (env.cache && env.cache->available
                                                   ? " (" + env.cache->source + ")"

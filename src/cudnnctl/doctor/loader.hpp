@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A model of glibc's ld.so search for one name, under --root (nothing is loaded):
-//   DT_RPATH of the requester (only when it has no DT_RUNPATH), LD_LIBRARY_PATH,
-//   DT_RUNPATH of the requester, the ld.so cache, the default directories.
+//   when the requester has no DT_RUNPATH: its DT_RPATH, then the DT_RPATH of the objects that
+//   loaded it, up the chain (glibc's _dl_map_object); then LD_LIBRARY_PATH, the requester's
+//   DT_RUNPATH, the ld.so cache, the default directories.
 // $ORIGIN is the directory of the path the requester was loaded by (symlinks not resolved).
 #pragma once
 
@@ -30,7 +31,14 @@ struct Requester {
   std::string path; // as loaded (for $ORIGIN)
   std::optional<std::string> rpath;
   std::optional<std::string> runpath;
+  std::vector<std::string> inherited; // expanded DT_RPATH dirs of the objects that loaded it
 };
+
+// The requester for a library `path` (with its own DT_RPATH/DT_RUNPATH) that `parent` loaded:
+// it inherits the parent's DT_RPATH (when the parent has no DT_RUNPATH) and the parent's own
+// inheritance.
+Requester loaded_by(const Requester& parent, std::string path, std::optional<std::string> rpath,
+                    std::optional<std::string> runpath, const std::string& multiarch);
 
 // Splits a DT_RPATH/DT_RUNPATH value on ':' and expands $ORIGIN/${ORIGIN} to `origin_dir`,
 // $LIB/${LIB} to lib/<multiarch> and $PLATFORM/${PLATFORM} to the machine name.

@@ -102,8 +102,11 @@ json to_json(const Install& i) {
   }
   json sublibs = json::array();
   for (const auto& s : i.sublibs) {
-    sublibs.push_back(
-        {{"name", s.base}, {"files", s.files}, {"version", opt(s.version)}, {"soname", opt(s.soname)}});
+    sublibs.push_back({{"name", s.base},
+                       {"files", s.files},
+                       {"version", opt(s.version)},
+                       {"soname", opt(s.soname)},
+                       {"present", s.present}});
   }
   json problems = json::array();
   for (const auto& p : i.problems) {
@@ -118,7 +121,9 @@ json to_json(const Install& i) {
   } else if (!i.pip_dist.empty()) {
     package = {{"manager", "pip"}, {"name", i.pip_dist}, {"version", i.pip_version}};
   } else if (!i.conda_env.empty()) {
-    package = {{"manager", "conda"}, {"name", "cudnn"}, {"version", i.conda_version},
+    package = {{"manager", "conda"},
+               {"name", "cudnn"},
+               {"version", i.conda_version},
                {"env", i.conda_env}};
   } else if (!i.store_entry.empty()) {
     package = {{"manager", "cudnnctl"},

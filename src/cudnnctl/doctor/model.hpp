@@ -30,17 +30,18 @@ struct SubLibrary {
   std::vector<std::string> files;     // names present: "libcudnn_ops.so", ".so.9", ".so.9.1.0"
   std::optional<std::string> version; // from a versioned file name, "9.1.0"
   std::optional<std::string> soname;  // DT_SONAME of the .so.<major> file
+  bool present = false;               // at least one of its files exists (is not a dangling link)
 };
 
 // A defect of one file of an install.
 struct FileProblem {
-  std::string kind;   // "dangling-link", "soname-not-symlink", "soname-file-differs", "unreadable"
+  std::string kind; // "dangling-link", "soname-not-symlink", "soname-file-differs", "unreadable"
   std::string path;
   std::string detail;
 };
 
 struct HeaderInfo {
-  std::string dir;                    // include directory
+  std::string dir; // include directory
   bool has_cudnn_h = false;
   bool has_version_h = false;
   std::optional<std::string> version; // "9.14.0"
@@ -57,20 +58,20 @@ struct Origin {
 };
 
 struct Install {
-  int id = 0;                         // 1-based, referenced as [id] in output
-  std::string dir;                    // library directory, as first reached
-  std::string real_dir;               // with symlinks resolved
-  std::vector<std::string> aliases;   // other spellings that reach the same directory
+  int id = 0;                       // 1-based, referenced as [id] in output
+  std::string dir;                  // library directory, as first reached
+  std::string real_dir;             // with symlinks resolved
+  std::vector<std::string> aliases; // other spellings that reach the same directory
   std::vector<Origin> origins;
   int major = 0;
   std::optional<std::string> version; // best-known full version ("9.14.0.64" or "9.14.0")
   std::string version_source;
   std::vector<SubLibrary> sublibs;
-  std::vector<std::string> missing;   // sub-libraries the major needs that are absent
+  std::vector<std::string> missing; // sub-libraries the major needs that are absent
   bool versions_agree = true;
   std::vector<FileProblem> problems;
-  std::optional<HeaderInfo> header;   // headers installed beside the libraries
-  std::optional<int> cuda_major;      // CUDA major the build is for
+  std::optional<HeaderInfo> header; // headers installed beside the libraries
+  std::optional<int> cuda_major;    // CUDA major the build is for
   std::string cuda_source;
   // Package facts, when the install belongs to one.
   std::string dpkg_package, dpkg_version;
@@ -79,7 +80,7 @@ struct Install {
   std::string conda_env, conda_version;
   std::string store_entry;
   std::vector<int> generations;
-  bool active = false;                // the entry cudnnctl's `current` names
+  bool active = false; // the entry cudnnctl's `current` names
 
   [[nodiscard]] bool has_origin(const std::string& kind) const;
   [[nodiscard]] const SubLibrary* sublib(const std::string& base) const;
@@ -89,26 +90,26 @@ struct Install {
 
 // Which file the loader takes for one soname.
 struct LoadStep {
-  std::string name;                 // the name asked for
-  std::optional<std::string> path;  // what the loader opens; nullopt: not found
-  std::string via;                  // "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache",
-                                    // "default directory"
-  int install = 0;                  // Install::id, 0 when none
+  std::string name;                // the name asked for
+  std::optional<std::string> path; // what the loader opens; nullopt: not found
+  std::string via;                 // "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache",
+                                   // "default directory"
+  int install = 0;                 // Install::id, 0 when none
 };
 
 // A program or library that loads cuDNN, and what it gets.
 struct Consumer {
-  std::string name;                 // "plain process", "torch 2.3.1"
-  std::string kind;                 // "process", "torch", "onnxruntime", "tensorflow"
-  std::string library;              // the requesting library, empty for a plain process
+  std::string name;    // "plain process", "torch 2.3.1"
+  std::string kind;    // "process", "torch", "onnxruntime", "tensorflow"
+  std::string library; // the requesting library, empty for a plain process
   std::optional<std::string> rpath, runpath;
-  std::vector<std::string> search;  // the search order, one line per step
+  std::vector<std::string> search; // the search order, one line per step
   LoadStep shim;
   std::vector<LoadStep> sublibs;
   std::optional<std::string> expected; // cuDNN version the framework was built for
   std::string expected_source;
-  std::optional<std::string> loaded;   // version of the install the shim comes from
-  bool own_cudnn = false;           // found through DT_RPATH: nothing else changes it
+  std::optional<std::string> loaded; // version of the install the shim comes from
+  bool own_cudnn = false;            // found through DT_RPATH: nothing else changes it
   std::vector<std::string> notes;
 };
 
@@ -141,7 +142,7 @@ struct DoctorReport {
   std::string root;
   HostFacts host;
   std::vector<Install> installs;
-  std::vector<HeaderInfo> headers;  // include directories holding cuDNN headers
+  std::vector<HeaderInfo> headers; // include directories holding cuDNN headers
   std::vector<Consumer> resolution;
   std::vector<Finding> findings;
 

@@ -32,7 +32,9 @@ std::string rule_text(const std::string& built) {
   return "cuDNN " + parts[0] + ".x with minor >= " + parts[1];
 }
 
-std::string fw_name(const std::pair<std::string, std::string>& f) { return f.first + " " + f.second; }
+std::string fw_name(const std::pair<std::string, std::string>& f) {
+  return f.first + " " + f.second;
+}
 
 struct Ranked {
   Candidate c;
@@ -80,8 +82,8 @@ Result<std::pair<std::string, std::string>> parse_framework_spec(std::string_vie
                (row.min == row.max ? "" : "-" + row.max);
   }
   if (at == std::string::npos || at == 0 || at + skip >= s.size()) {
-    return fail(ErrorCode::usage, "--framework wants NAME==VERSION (e.g. torch==2.3.1), got \"" + s +
-                                      "\"; known: " + listing);
+    return fail(ErrorCode::usage, "--framework wants NAME==VERSION (e.g. torch==2.3.1), got \"" +
+                                      s + "\"; known: " + listing);
   }
   std::string name = canonical_framework(s.substr(0, at));
   std::string version(util::trim(s.substr(at + skip)));
@@ -92,8 +94,12 @@ Result<std::pair<std::string, std::string>> parse_framework_spec(std::string_vie
   return std::make_pair(name, version);
 }
 
-std::vector<std::string> violations(const ReleaseRow& r, int cuda, const RecommendInput& in,
-                                    const Compat& compat) {
+namespace {
+
+// violations() with the framework rows already looked up (nullptr: no data).
+std::vector<std::string> violations_with(const ReleaseRow& r, int cuda, const RecommendInput& in,
+                                         const Compat& compat,
+                                         const std::vector<const FrameworkRow*>& rows) {
   std::vector<std::string> out;
   auto plat = r.platforms.find(in.platform);
   if (plat == r.platforms.end()) {
@@ -104,8 +110,9 @@ std::vector<std::string> violations(const ReleaseRow& r, int cuda, const Recomme
     out.push_back("no CUDA " + std::to_string(cuda) + " build for " + in.platform);
     return out;
   }
-  for (const auto& f : in.frameworks) {
-    const FrameworkRow* row = compat.framework(f.first, f.second);
+  for (size_t i = 0; i < in.frameworks.size(); ++i) {
+    const auto& f = in.frameworks[i];
+    const FrameworkRow* row = rows[i];
     if (!row) {
       out.push_back("no compatibility data for " + fw_name(f));
       continue;
@@ -143,6 +150,21 @@ std::vector<std::string> violations(const ReleaseRow& r, int cuda, const Recomme
   return out;
 }
 
+std::vector<const FrameworkRow*> rows_of(const RecommendInput& in, const Compat& compat) {
+  std::vector<const FrameworkRow*> rows;
+  for (const auto& f : in.frameworks) {
+    rows.push_back(compat.framework(f.first, f.second));
+  }
+  return rows;
+}
+
+} // namespace
+
+std::vector<std::string> violations(const ReleaseRow& r, int cuda, const RecommendInput& in,
+                                    const Compat& compat) {
+  return violations_with(r, cuda, in, compat, rows_of(in, compat));
+}
+
 Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat) {
   Recommendation rec;
   const WorkloadRow* w = nullptr;
@@ -172,18 +194,19 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
     }
   }
   if (!in.frameworks.empty()) {
-    rec.constraints.push_back({"the version rule: same major, runtime minor >= built minor",
-                               compat.version_rule_source});
+    rec.constraints.push_back(
+        {"the version rule: same major, runtime minor >= built minor", compat.version_rule_source});
   }
   if (in.cuda_major) {
-    rec.constraints.push_back({"the build's CUDA major must be the toolkit's: " +
-                                   std::to_string(*in.cuda_major),
-                               in.cuda_source});
+    rec.constraints.push_back(
+        {"the build's CUDA major must be the toolkit's: " + std::to_string(*in.cuda_major),
+         in.cuda_source});
   }
   if (in.driver) {
     for (const auto& d : compat.drivers) {
-      rec.constraints.push_back({"CUDA " + std::to_string(d.cuda_major) + " builds need driver >= " +
-                                     d.linux_min + " (installed: " + *in.driver + ")",
+      rec.constraints.push_back({"CUDA " + std::to_string(d.cuda_major) +
+                                     " builds need driver >= " + d.linux_min +
+                                     " (installed: " + *in.driver + ")",
                                  d.source});
     }
   }
@@ -199,16 +222,19 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
                                  " in manifests/releases.json)",
                              "scripts/gen-releases.py over NVIDIA's redistrib manifests"});
 
+  const auto rows = rows_of(in, compat);
   std::vector<Ranked> ok;
   for (const auto& r : compat.releases) {
     std::set<int> cudas;
     for (const auto& [p, c] : r.platforms) {
       cudas.insert(c.begin(), c.end());
     }
-    std::vector<std::string> reasons;
+    std::vector<std::pair<int, std::vector<std::string>>> per_variant;
     for (int cuda : cudas) {
-      auto v = violations(r, cuda, in, compat);
-      if (v.empty()) {
+      auto v = violations_with(r, cuda, in, compat, rows);
+      if (!v.empty()) {
+        per_variant.emplace_back(cuda, std::move(v));
+      } else {
         Candidate c{r.label, r.version, cuda, r.pinned, {}};
         int ws = workload_score(w, r);
         if (w && ws > 0) {
@@ -223,19 +249,28 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
         }
         int labels = static_cast<int>(util::split(r.label, '.').size());
         ok.push_back({c, {ws, ps, r.pinned ? 1 : 0, 0, variant_score(in, cuda), -labels}});
-      } else {
-        for (const auto& why : v) {
-          std::string s = "CUDA " + std::to_string(cuda) + ": " + why;
-          if (std::find(reasons.begin(), reasons.end(), s) == reasons.end()) {
-            reasons.push_back(s);
-          }
+      }
+    }
+    // Reasons every variant shares are said once; the others per CUDA variant.
+    std::vector<std::string> reasons;
+    for (const auto& [cuda, v] : per_variant) {
+      for (const auto& why : v) {
+        bool common =
+            per_variant.size() == cudas.size() &&
+            std::all_of(per_variant.begin(), per_variant.end(), [&](const auto& pv) {
+              return std::find(pv.second.begin(), pv.second.end(), why) != pv.second.end();
+            });
+        std::string s = common ? why : "CUDA " + std::to_string(cuda) + ": " + why;
+        if (std::find(reasons.begin(), reasons.end(), s) == reasons.end()) {
+          reasons.push_back(s);
         }
       }
     }
     if (cudas.empty()) {
       reasons.push_back("no build for any platform");
     }
-    bool any = std::any_of(ok.begin(), ok.end(), [&](const Ranked& x) { return x.c.label == r.label; });
+    bool any =
+        std::any_of(ok.begin(), ok.end(), [&](const Ranked& x) { return x.c.label == r.label; });
     if (!any) {
       rec.rejected.push_back({r.label, r.version, reasons});
     }
@@ -249,31 +284,38 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
       }
     }
   }
-  std::stable_sort(ok.begin(), ok.end(), [](const Ranked& a, const Ranked& b) { return a.key > b.key; });
+  std::vector<size_t> order(ok.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ok[a].key > ok[b].key; });
   if (w) {
-    rec.preferences.push_back({"workload " + w->name + ": " + w->why + (w->label.empty()
-                                   ? " (newest " + std::to_string(w->major) + ".x)"
-                                   : " (" + w->label + ")"),
-                               w->source, !ok.empty() && std::get<0>(ok.front().key) > 0});
+    rec.preferences.push_back(
+        {"workload " + w->name + ": " + w->why +
+             (w->label.empty() ? " (newest " + std::to_string(w->major) + ".x)"
+                               : " (" + w->label + ")"),
+         w->source, !ok.empty() && std::get<0>(ok[order.front()].key) > 0});
   }
   if (!pins.empty()) {
-    rec.preferences.push_back({"the exact version the framework wheels pin (" + util::join(pins, ", ") + ")",
-                               "manifests/compat.json",
-                               !ok.empty() && std::get<1>(ok.front().key) > 0});
+    rec.preferences.push_back(
+        {"the exact version the framework wheels pin (" + util::join(pins, ", ") + ")",
+         "manifests/compat.json", !ok.empty() && std::get<1>(ok[order.front()].key) > 0});
   }
   rec.preferences.push_back({"a release whose manifest hash is pinned in cudnnctl",
-                             "manifests/pins.sha256", !ok.empty() && ok.front().c.pinned});
+                             "manifests/pins.sha256", !ok.empty() && ok[order.front()].c.pinned});
   rec.preferences.push_back({"the newest release", "manifests/releases.json", true});
   if (!in.cuda_major && !in.driver) {
     rec.preferences.push_back({"CUDA 12 when neither toolkit nor driver is known (CUDA 12 builds "
                                "run on drivers >= 525.60.13; most framework builds use CUDA 12)",
-                               "manifests/compat.json", !ok.empty() && ok.front().c.cuda == 12});
+                               "manifests/compat.json",
+                               !ok.empty() && ok[order.front()].c.cuda == 12});
   }
-  for (size_t i = 0; i < ok.size(); ++i) {
+  for (size_t i = 0; i < order.size(); ++i) {
     if (i == 0) {
-      rec.recommended = ok[i].c;
+      rec.recommended = std::move(ok[order[i]].c);
     } else {
-      rec.alternatives.push_back(ok[i].c);
+      rec.alternatives.push_back(std::move(ok[order[i]].c));
     }
   }
   return rec;
@@ -281,8 +323,11 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
 
 json to_json(const Recommendation& rec) {
   auto cand = [](const Candidate& c) {
-    return json{{"label", c.label}, {"version", c.version}, {"cuda", c.cuda},
-                {"pinned", c.pinned}, {"why", c.why}};
+    return json{{"label", c.label},
+                {"version", c.version},
+                {"cuda", c.cuda},
+                {"pinned", c.pinned},
+                {"why", c.why}};
   };
   json alts = json::array(), rej = json::array(), cons = json::array(), prefs = json::array();
   for (const auto& c : rec.alternatives) {
@@ -304,7 +349,8 @@ json to_json(const Recommendation& rec) {
               {"preferences", prefs}};
 }
 
-std::vector<std::string> render_recommendation(const Recommendation& rec, const RecommendInput& in) {
+std::vector<std::string> render_recommendation(const Recommendation& rec,
+                                               const RecommendInput& in) {
   std::vector<std::string> out;
   out.push_back("Hard constraints (a release that violates one is never recommended):");
   for (const auto& c : rec.constraints) {

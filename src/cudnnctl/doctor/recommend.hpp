@@ -24,9 +24,9 @@ struct RecommendInput {
   std::vector<std::pair<std::string, std::string>> frameworks; // canonical name, version
   std::optional<std::string> workload;                         // canonical workload name
   std::optional<int> cuda_major;                               // installed toolkit or --cuda
-  std::string cuda_source;                                     // "toolkit at /usr/local/cuda", "--cuda"
-  std::optional<std::string> driver;                           // installed driver version
-  std::optional<std::string> compute_capability;               // "9.0"
+  std::string cuda_source;                       // "toolkit at /usr/local/cuda", "--cuda"
+  std::optional<std::string> driver;             // installed driver version
+  std::optional<std::string> compute_capability; // "9.0"
   std::string platform = "linux-x86_64";
 };
 
@@ -52,7 +52,8 @@ struct Constraint {
 
 struct Recommendation {
   std::optional<Candidate> recommended;
-  std::vector<Candidate> alternatives; // every other (release, CUDA variant) meeting all hard constraints
+  std::vector<Candidate>
+      alternatives; // every other (release, CUDA variant) meeting all hard constraints
   std::vector<Rejection> rejected;
   std::vector<Constraint> constraints; // hard
   std::vector<Constraint> preferences; // soft

@@ -75,7 +75,8 @@ void render_install(std::vector<std::string>& out, const Install& i) {
   out.push_back("      version from: " + (i.version_source.empty() ? "unknown" : i.version_source));
   out.push_back("      CUDA major from: " + (i.cuda_source.empty() ? "unknown" : i.cuda_source));
   if (i.header) {
-    out.push_back("      headers: " + i.header->dir + " " + i.header->version.value_or("(no version)"));
+    out.push_back("      headers: " + i.header->dir + " " +
+                  i.header->version.value_or("(no version)"));
   } else {
     out.push_back("      headers: none beside it");
   }
@@ -101,14 +102,14 @@ void render_install(std::vector<std::string>& out, const Install& i) {
 void render_consumer(std::vector<std::string>& out, const DoctorReport& r, const Consumer& c) {
   out.push_back("  " + c.name + (c.library.empty() ? "" : ": " + c.library));
   if (c.kind != "process") {
-    out.push_back("      DT_RPATH: " + c.rpath.value_or("none") + "; DT_RUNPATH: " +
-                  c.runpath.value_or("none"));
+    out.push_back("      DT_RPATH: " + c.rpath.value_or("none") +
+                  "; DT_RUNPATH: " + c.runpath.value_or("none"));
   }
   if (!c.shim.name.empty()) {
-    out.push_back("      " + c.shim.name + " -> " +
-                  (c.shim.path ? *c.shim.path + " via " + c.shim.via + " = " +
-                                     install_ref(r, c.shim.install)
-                               : std::string("NOT FOUND")));
+    out.push_back(
+        "      " + c.shim.name + " -> " +
+        (c.shim.path ? *c.shim.path + " via " + c.shim.via + " = " + install_ref(r, c.shim.install)
+                     : std::string("NOT FOUND")));
   }
   if (c.shim.path) {
     std::vector<std::string> odd;
@@ -147,9 +148,9 @@ std::vector<std::string> render_text(const DoctorReport& r, const std::string& v
   out.push_back("cudnnctl " + version + " doctor");
   out.push_back("  root:            " + r.root);
   out.push_back("  kernel:          " + h.kernel + " (" + h.machine + ")");
-  std::string drv = h.driver.kernel_module
-                        ? "kernel module " + *h.driver.kernel_module + " (" + h.driver.module_kind + ")"
-                        : std::string("no kernel module loaded");
+  std::string drv = h.driver.kernel_module ? "kernel module " + *h.driver.kernel_module + " (" +
+                                                 h.driver.module_kind + ")"
+                                           : std::string("no kernel module loaded");
   drv += h.driver.userspace ? "; user space " + *h.driver.userspace + " (" + h.driver.libcuda + ")"
          : h.driver.libcuda.empty() ? "; libcuda.so.1 not found"
                                     : "; user space version unknown (" + h.driver.libcuda + ")";
@@ -170,8 +171,9 @@ std::vector<std::string> render_text(const DoctorReport& r, const std::string& v
     active = i.active ? &i : active;
   }
   out.push_back("  cudnnctl:        " +
-                (active ? "active " + active->version.value_or("?") + " (" + active->store_entry + ")"
-                        : std::string("no active generation")) +
+                (active
+                     ? "active " + active->version.value_or("?") + " (" + active->store_entry + ")"
+                     : std::string("no active generation")) +
                 (h.managed_dir ? "; drop-in names " + *h.managed_dir : "; no loader drop-in"));
   out.push_back("");
   out.push_back("cuDNN installs (" + std::to_string(r.installs.size()) + "):");
@@ -212,8 +214,7 @@ std::vector<std::string> render_text(const DoctorReport& r, const std::string& v
     out.push_back("          fix: " + f.fix);
   }
   out.push_back("");
-  out.push_back(r.count(Severity::error) ? "Result: problems found (exit 8)"
-                                         : "Result: no errors");
+  out.push_back(r.count(Severity::error) ? "Result: problems found (exit 8)" : "Result: no errors");
   return out;
 }
 

@@ -40,7 +40,9 @@ fs::path RootFs::to_sys(const fs::path& host) const {
   return clean(fs::path("/") / rel);
 }
 
-fs::path RootFs::real_sys(const fs::path& sys) const { return to_sys(real(sys)); }
+fs::path RootFs::real_sys(const fs::path& sys) const {
+  return to_sys(real(sys));
+}
 
 fs::path RootFs::host_nofollow(const fs::path& sys) const {
   fs::path c = clean(sys);

@@ -146,7 +146,8 @@ const DpkgPackage* DpkgDb::owner(const fs::path& sys_path) const {
   return found.empty() ? nullptr : found.begin()->second;
 }
 
-std::map<std::string, const DpkgPackage*> DpkgDb::owners(const std::vector<fs::path>& sys_paths) const {
+std::map<std::string, const DpkgPackage*>
+DpkgDb::owners(const std::vector<fs::path>& sys_paths) const {
   std::map<std::string, const DpkgPackage*> out;
   if (m_packages.empty()) {
     return out;

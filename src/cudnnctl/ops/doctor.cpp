@@ -28,7 +28,8 @@ Status doctor(Context& ctx, const DoctorArgs& args) {
   o.scan = args.scan;
   for (const auto& s : o.scan) {
     if (s.empty() || s[0] != '/') {
-      return fail(ErrorCode::usage, "--scan wants an absolute path inside the root, got \"" + s + "\"");
+      return fail(ErrorCode::usage,
+                  "--scan wants an absolute path inside the root, got \"" + s + "\"");
     }
   }
   o.ld_library_path = env_or_empty("LD_LIBRARY_PATH");
@@ -47,8 +48,8 @@ Status doctor(Context& ctx, const DoctorArgs& args) {
   }
   int errors = report.count(doctor::Severity::error);
   if (errors > 0) {
-    return fail(ErrorCode::problems, std::to_string(errors) +
-                                         " error-level finding(s); each names its fix");
+    return fail(ErrorCode::problems,
+                std::to_string(errors) + " error-level finding(s); each names its fix");
   }
   return {};
 }

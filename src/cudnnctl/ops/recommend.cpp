@@ -57,15 +57,15 @@ Status recommend(Context& ctx, const RecommendArgs& args) {
   for (const auto& [name, version] : in.frameworks) {
     fws.push_back({{"name", name}, {"version", version}});
   }
-  data["input"] = {{"frameworks", fws},
-                   {"workload", in.workload ? nlohmann::json(*in.workload) : nlohmann::json(nullptr)},
-                   {"cuda", in.cuda_major ? nlohmann::json(*in.cuda_major) : nlohmann::json(nullptr)},
-                   {"cuda_source", in.cuda_source},
-                   {"driver", in.driver ? nlohmann::json(*in.driver) : nlohmann::json(nullptr)},
-                   {"compute_capability", in.compute_capability
-                                              ? nlohmann::json(*in.compute_capability)
-                                              : nlohmann::json(nullptr)},
-                   {"platform", in.platform}};
+  data["input"] = {
+      {"frameworks", fws},
+      {"workload", in.workload ? nlohmann::json(*in.workload) : nlohmann::json(nullptr)},
+      {"cuda", in.cuda_major ? nlohmann::json(*in.cuda_major) : nlohmann::json(nullptr)},
+      {"cuda_source", in.cuda_source},
+      {"driver", in.driver ? nlohmann::json(*in.driver) : nlohmann::json(nullptr)},
+      {"compute_capability",
+       in.compute_capability ? nlohmann::json(*in.compute_capability) : nlohmann::json(nullptr)},
+      {"platform", in.platform}};
   ctx.report().data = std::move(data);
   for (auto& line : doctor::render_recommendation(rec, in)) {
     ctx.line(line);
