@@ -218,7 +218,8 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
                         "LD_LIBRARY_PATH or ld.so cache changes which libcudnn.so." +
                         std::to_string(f.cudnn_major) + " it loads");
       c.notes.push_back("the shim dlopen()s its sub-libraries itself: a shim with DT_RUNPATH "
-                        "(cuDNN 9) searches LD_LIBRARY_PATH before its own directory");
+                        "(cuDNN 9) searches LD_LIBRARY_PATH before its own directory, so a "
+                        "cuDNN directory in LD_LIBRARY_PATH still mixes releases");
     } else if (c.runpath && !c.rpath) {
       c.notes.push_back("uses DT_RUNPATH: LD_LIBRARY_PATH is searched before it");
     }

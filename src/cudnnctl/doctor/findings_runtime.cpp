@@ -169,8 +169,11 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
       add(r, "framework-own-cudnn", Severity::info,
           c.name + " carries its own cuDNN through DT_RPATH (" + c.rpath.value_or("") +
               "): it loads " + c.shim.path.value_or("?") +
-              "; no system install, LD_LIBRARY_PATH or ld.so cache changes that",
-          {c.library}, "nothing to do; upgrade its cuDNN with pip, not with a system install");
+              "; no system install or ld.so cache changes that. Its sub-libraries are "
+              "dlopen()ed by the shim and follow LD_LIBRARY_PATH first",
+          {c.library},
+          "nothing to do; upgrade its cuDNN with pip, not with a system install, and keep "
+          "cuDNN directories out of LD_LIBRARY_PATH");
     }
     if (!c.shim.path) {
       add(r, "framework-cudnn-missing", Severity::error,
@@ -212,25 +215,34 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
   if (!c.shim.path) {
     return;
   }
+  std::vector<std::string> missing, mixed, mixed_paths = {*c.shim.path};
   for (const auto& s : c.sublibs) {
     if (!s.path) {
-      add(r, "sublibrary-not-found", Severity::error,
-          c.name + " loads " + *c.shim.path + " but finds no " + s.name +
-              " (\"Unable to load any of ...\", CUDNN_STATUS_NOT_INITIALIZED)",
-          {*c.shim.path}, "install the complete release beside the shim");
+      missing.push_back(s.name);
     } else if (s.install != c.shim.install) {
       const Install* other = r.install(s.install);
-      add(r, "sublibrary-from-other-install", Severity::error,
-          c.name + " loads the shim from " + *c.shim.path + " (" +
-              (shim ? shim->version.value_or("?") : std::string("?")) + ") but " + s.name +
-              " from " + *s.path + " (" +
-              (other ? other->version.value_or("?") : std::string("?")) + ", " + s.via +
-              "): CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
-          {*c.shim.path, *s.path},
-          "complete or remove the copy that lacks " + s.name +
-              "; keep other cuDNN directories "
-              "out of LD_LIBRARY_PATH");
+      mixed.push_back(s.name + " from " + *s.path + " (" +
+                      (other ? other->version.value_or("?") : std::string("?")) + ", " + s.via +
+                      ")");
+      mixed_paths.push_back(*s.path);
     }
+  }
+  if (!missing.empty()) {
+    add(r, "sublibrary-not-found", Severity::error,
+        c.name + " loads " + *c.shim.path + " but finds no " + util::join(missing, ", ") +
+            " (\"Unable to load any of ...\", CUDNN_STATUS_NOT_INITIALIZED)",
+        {*c.shim.path}, "install the complete release beside the shim");
+  }
+  if (!mixed.empty()) {
+    add(r, "sublibrary-from-other-install", Severity::error,
+        c.name + " loads the shim from " + *c.shim.path + " (" +
+            (shim ? shim->version.value_or("?") : std::string("?")) + ") but " +
+            util::join(mixed, "; ") +
+            ": CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or \"cuDNN version incompatibility\"",
+        mixed_paths,
+        "keep other cuDNN directories out of LD_LIBRARY_PATH (the shim dlopen()s its "
+        "sub-libraries, and LD_LIBRARY_PATH comes before its DT_RUNPATH); complete or remove "
+        "the copy that lacks them");
   }
 }
 

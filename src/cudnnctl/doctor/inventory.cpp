@@ -149,14 +149,19 @@ struct Builder {
 
   void add_package_facts(Install& inst,
                          const std::map<std::string, const host::DpkgPackage*>& owned) {
-    // dpkg: the owner of the shim (or any library file) in this directory.
-    for (const auto& s : inst.sublibs) {
-      for (const auto& f : s.files) {
-        auto it = owned.find((fs::path(inst.dir) / f).string());
-        if (it != owned.end() && inst.dpkg_package.empty()) {
-          inst.dpkg_package = it->second->name;
-          inst.dpkg_version = it->second->version;
-          inst.dpkg_held = it->second->held();
+    // dpkg: the package of the libraries themselves (libcudnn9-cuda-13 owns libX.so.9 and
+    // libX.so.9.14.0; the -dev package owns only the libX.so links): versioned and soname
+    // files first.
+    for (int pass = 0; pass < 2 && inst.dpkg_package.empty(); ++pass) {
+      for (const auto& s : inst.sublibs) {
+        for (const auto& f : s.files) {
+          bool dev_link = f.ends_with(".so");
+          auto it = owned.find((fs::path(inst.dir) / f).string());
+          if (it != owned.end() && inst.dpkg_package.empty() && dev_link == (pass == 1)) {
+            inst.dpkg_package = it->second->name;
+            inst.dpkg_version = it->second->version;
+            inst.dpkg_held = it->second->held();
+          }
         }
       }
     }

@@ -27,7 +27,8 @@ base_root() {
 }
 
 # apt_cudnn ROOT VERSION [--hold] [mkroot cudnn options...]: cuDNN in /usr/lib/<multiarch>
-# with headers in /usr/include/<multiarch>, owned by libcudnnN-cuda-12 in the dpkg database.
+# with headers in /usr/include/<multiarch>, split like NVIDIA's packages: libcudnnN-dev-cuda-12
+# (the .so links; listed first), libcudnnN-cuda-12 (the libraries; held with --hold).
 apt_cudnn() {
   local r=$1 v=$2 hold=
   shift 2
@@ -37,6 +38,8 @@ apt_cudnn() {
   fi
   mk cudnn "$r" $MA "$v" --layout apt "$@"
   local major=${v%%.*}
+  mk dpkg "$r" "libcudnn${major}-dev-cuda-12" "$v.64-1" \
+    $(cd "$r" && ls usr/lib/x86_64-linux-gnu/libcudnn*.so | sed 's|^|/|')
   mk dpkg $hold "$r" "libcudnn${major}-cuda-12" "$v.64-1" \
     $(cd "$r" && ls usr/lib/x86_64-linux-gnu/libcudnn*.so."$major"* | sed 's|^|/|')
 }
@@ -90,6 +93,26 @@ expect_contains "$OUT" "package: dpkg libcudnn9-cuda-12 9.14.0.64-1 (held)"
 expect_contains "$OUT" "libcudnn.so.9 -> /lib/x86_64-linux-gnu/libcudnn.so.9 via ld.so.cache = [1]"
 expect_contains "$OUT" "INFO    apt-held"
 expect_contains "$OUT" "Result: no errors"
+
+TEST "pip torch with DT_RPATH, and a cuDNN directory in LD_LIBRARY_PATH: the shim is torch's, its sub-libraries are not"
+# Seen for real on the H200 machine (docs/GPU.md): torch then fails with "cuDNN version
+# incompatibility: PyTorch was compiled against (9, 19, 0) but found runtime version (9, 14, 0)".
+R=$(base_root)
+apt_cudnn "$R" 9.14.0 --hold
+mk cudnn "$R" $SITE/nvidia/cudnn/lib 9.19.0 --layout pip --cuda 13
+mk dist "$R" $SITE nvidia-cudnn-cu13 9.19.0.56
+mk torch "$R" $SITE 2.11.0 --pin nvidia-cudnn-cu13==9.19.0.56 --cuda 13.0
+mk ldconfig "$R"
+doctor "$R"
+expect_rc 0
+expect_finding framework-own-cudnn info
+expect_no_finding sublibrary-from-other-install
+run env LD_LIBRARY_PATH=$MA "$CUDNNCTL" doctor --json --root "$R"
+expect_rc 8
+expect_finding sublibrary-from-other-install error
+expect_json '[c["shim"]["via"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' DT_RPATH
+expect_json '[s["path"] for c in d["data"]["resolution"] if c["kind"] == "torch" for s in c["sublibraries"] if s["name"] == "libcudnn_graph.so.9"][0]' \
+  $MA/libcudnn_graph.so.9
 
 TEST "F11: .so.N copied as a regular file (cp without -P)"
 R=$(base_root)
@@ -336,7 +359,7 @@ run as_nobody env LD_LIBRARY_PATH=/usr/local/cuda/lib64 "$CUDNNCTL" doctor --jso
 expect_rc 0
 tree_snapshot "$R" >"$E2E_TMP/after"
 cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "the root changed: $(diff "$E2E_TMP/before" "$E2E_TMP/after" | head)"
-created=$(find /tmp /var/tmp /dev/shm "$E2E_TMP" -xdev -user nobody -newer "$E2E_TMP/marker" 2>/dev/null | head -5)
+created=$({ find /tmp /var/tmp /dev/shm "$E2E_TMP" -xdev -user nobody -newer "$E2E_TMP/marker" 2>/dev/null || true; } | head -5)
 [ -z "$created" ] || fail "doctor (as nobody) created: $created"
 # As root too: no lock, no state directory, no cache directory under the root.
 run "$CUDNNCTL" doctor --json --root "$R"
