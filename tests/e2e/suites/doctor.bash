@@ -382,3 +382,41 @@ run "$CUDNNCTL" doctor --root "$R"
 expect_rc 8
 expect_contains "$OUT" "ERROR   mixed-sublibrary-versions"
 expect_contains "$OUT" "Result: problems found (exit 8)"
+
+TEST "recommend: JSON shape, global options after the command, the host's toolkit and driver"
+R=$(base_root)
+mk cuda "$R" /usr/local/cuda-12.4 12.4
+ln -s cuda-12.4 "$R/usr/local/cuda"
+mk driver "$E2E_TMP/proc-535" 535.129.03 --proprietary
+run env CUDNNCTL_TEST_PROC="$E2E_TMP/proc-535" "$CUDNNCTL" recommend --framework torch==2.3.1 \
+  --workload cnn --json --root "$R"
+expect_rc 0
+expect_json 'd["command"]' recommend
+expect_json 'd["data"]["recommended"]["label"]' 8.9.7
+expect_json 'd["data"]["recommended"]["cuda"]' 12
+expect_json 'd["data"]["input"]["cuda"]' 12
+expect_json 'd["data"]["input"]["driver"]' 535.129.03
+expect_json 'all(a["cuda"] == 12 and a["version"].startswith("8.9.") for a in d["data"]["alternatives"])' true
+expect_json 'all(r["reasons"] for r in d["data"]["rejected"])' true
+expect_json '[r["reasons"][0] for r in d["data"]["rejected"] if r["label"] == "9.1.0"][0]' \
+  "torch 2.3.1 needs cuDNN 8.x with minor >= 9 (built against 8.9.2.26)"
+expect_json 'all(c["source"] for c in d["data"]["constraints"])' true
+run "$CUDNNCTL" recommend --workload transformer --root "$R" --cuda 13
+expect_rc 0
+expect_contains "$OUT" "Recommended: cuDNN 9.22.0 (9.22.0.52) for CUDA 13"
+expect_contains "$OUT" "Soft preferences"
+
+TEST "recommend: conflicts exit 7 with every rejection explained; unknown input exits 2"
+R=$(base_root)
+run "$CUDNNCTL" recommend --framework torch==2.3.1 --framework tensorflow==2.18 --json --root "$R"
+expect_rc 7
+expect_json 'd["data"]["recommended"]' null
+expect_json 'd["error"]["code"]' requirement
+expect_json 'len(d["data"]["rejected"])' 25
+run "$CUDNNCTL" recommend --framework torch==1.13 --json --root "$R"
+expect_rc 2
+expect_json 'd["error"]["code"]' usage
+run "$CUDNNCTL" recommend --workload quantum --root "$R"
+expect_rc 2
+run "$CUDNNCTL" recommend --compute-capability nine --root "$R"
+expect_rc 2
