@@ -118,6 +118,7 @@ int run(int argc, char** argv) {
   register_query(app, action);
   register_maintain(app, action);
   register_mirror(app, action);
+  register_doctor(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }
