@@ -119,6 +119,7 @@ int run(int argc, char** argv) {
   register_maintain(app, action);
   register_mirror(app, action);
   register_adopt(app, action);
+  register_doctor(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

@@ -23,5 +23,6 @@ void register_query(CLI::App& app, Action& action);    // status, list, history,
 void register_maintain(CLI::App& app, Action& action); // remove, gc, recover
 void register_mirror(CLI::App& app, Action& action);   // mirror
 void register_adopt(CLI::App& app, Action& action);    // adopt, backup, restore, env
+void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
 
 } // namespace cudnnctl::cli
