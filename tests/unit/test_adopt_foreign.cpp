@@ -30,20 +30,6 @@ TEST_CASE("alternatives files: master and slave links") {
   CHECK(host::parse_alternatives_links("").empty());
 }
 
-TEST_CASE("dpkg status: cuDNN packages and their hold state") {
-  auto pkgs = host::parse_cudnn_packages(
-      "Package: libc6\nStatus: install ok installed\nVersion: 2.36\n\n"
-      "Package: libcudnn9-cuda-12\nStatus: hold ok installed\nVersion: 9.5.0.50-1\n"
-      "Description: x\n continuation: not a field\n\n"
-      "Package: libcudnn8\nStatus: deinstall ok config-files\nVersion: 8.9.7\n\n"
-      "Package: cudnn9-cuda-12\nStatus: install ok installed\nVersion: 9.5.0.50-1");
-  REQUIRE(pkgs.size() == 2);
-  CHECK(pkgs[0].name == "libcudnn9-cuda-12");
-  CHECK(pkgs[0].held());
-  CHECK(pkgs[0].version == "9.5.0.50-1");
-  CHECK_FALSE(pkgs[1].held());
-}
-
 TEST_CASE("ForeignIndex matches paths through merged-/usr and alternatives links") {
   fs::path root = fs::absolute("dpkg-root");
   fs::create_directories(root / "usr/lib/x86_64-linux-gnu");

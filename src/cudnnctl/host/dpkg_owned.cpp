@@ -65,52 +65,6 @@ std::vector<std::string> parse_alternatives_links(std::string_view text) {
   return out;
 }
 
-std::vector<CudnnPackage> parse_cudnn_packages(std::string_view status_text) {
-  std::vector<CudnnPackage> out;
-  CudnnPackage cur;
-  auto flush = [&] {
-    bool present = !cur.status.empty() && !cur.status.ends_with(" not-installed") &&
-                   !cur.status.ends_with(" config-files");
-    if (!cur.name.empty() && cur.name.find("cudnn") != std::string::npos && present) {
-      out.push_back(cur);
-    }
-    cur = CudnnPackage{};
-  };
-  for (const auto& raw : util::split(status_text, '\n')) {
-    std::string_view line = raw;
-    if (util::trim(line).empty()) {
-      flush();
-      continue;
-    }
-    if (line[0] == ' ' || line[0] == '\t') {
-      continue; // continuation line
-    }
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) {
-      continue;
-    }
-    auto field = line.substr(0, colon);
-    auto value = std::string(util::trim(line.substr(colon + 1)));
-    if (field == "Package") {
-      cur.name = value;
-    } else if (field == "Version") {
-      cur.version = value;
-    } else if (field == "Status") {
-      cur.status = value;
-    }
-  }
-  flush();
-  return out;
-}
-
-std::vector<CudnnPackage> installed_cudnn_packages(const fs::path& root) {
-  auto text = util::read_file(util::under_root(root, "/var/lib/dpkg/status"), k_max_db_file);
-  if (!text) {
-    return {};
-  }
-  return parse_cudnn_packages(*text);
-}
-
 std::string ForeignIndex::key(const fs::path& sys_path) {
   std::string dir = sys_path.parent_path().string();
   auto it = m_real_dirs.find(dir);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// A minimal, read-only view of the package managers' claims on cuDNN files under --root, for
-// `adopt` and the CUDA-home link step, which must never modify what dpkg or update-alternatives
-// own: <root>/var/lib/dpkg/info/*.list (paths whose file name contains "cudnn"),
-// <root>/var/lib/dpkg/status (cuDNN packages and their hold state) and
-// <root>/var/lib/dpkg/alternatives/* (master and slave links).
-// TODO(#5): branch `doctor` has a complete dpkg reader (host/dpkg.hpp); the lead unifies the two.
+// The package managers' claims on cuDNN files under --root, for `adopt` and the CUDA-home link
+// step, which must never modify what dpkg or update-alternatives own: the paths in
+// <root>/var/lib/dpkg/info/*.list whose file name contains "cudnn", and the master and slave
+// links of <root>/var/lib/dpkg/alternatives/*. Unlike host/dpkg.hpp's DpkgDb::owner() (exact
+// spellings plus merged-/usr), every claim is keyed by its REAL directory inside the root, so
+// a file dpkg lists as /usr/local/cuda-12.4/lib64/X is recognised when a CUDA-home scan finds it
+// as .../targets/x86_64-linux/lib/X; and the lists are read once per command. Package names,
+// versions and hold states come from host/dpkg.hpp.
 #pragma once
 
 #include "util/result.hpp"
@@ -26,14 +28,6 @@ struct ForeignClaim {
   By by = By::dpkg;
   std::string name;                           // package name, or alternatives group name
   [[nodiscard]] std::string describe() const; // "dpkg package libcudnn9-cuda-12", ...
-};
-
-// An installed (or half-installed) package whose name contains "cudnn".
-struct CudnnPackage {
-  std::string name;
-  std::string version;
-  std::string status; // the Status field, e.g. "hold ok installed"
-  [[nodiscard]] bool held() const { return status.starts_with("hold "); }
 };
 
 // Paths claimed by dpkg and update-alternatives, keyed by their real location inside the root
@@ -62,12 +56,5 @@ private:
 
 // Master and slave link paths of one alternatives file (its text). Pure.
 std::vector<std::string> parse_alternatives_links(std::string_view text);
-
-// Packages named *cudnn* in a dpkg status file (its text) that are not purely "not-installed"
-// or "config-files". Pure.
-std::vector<CudnnPackage> parse_cudnn_packages(std::string_view status_text);
-
-// parse_cudnn_packages(<root>/var/lib/dpkg/status); no file: empty.
-std::vector<CudnnPackage> installed_cudnn_packages(const std::filesystem::path& root);
 
 } // namespace cudnnctl::host

@@ -4,6 +4,7 @@
 
 #include "archive/checks.hpp"
 #include "archive/dest_tree.hpp"
+#include "host/dpkg.hpp"
 #include "host/dpkg_owned.hpp"
 #include "host/host.hpp"
 #include "integrate/cuda_home.hpp"
@@ -285,12 +286,16 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
 } // namespace
 
 void report_dpkg_cudnn(Context& ctx) {
-  auto pkgs = host::installed_cudnn_packages(ctx.layout().root());
-  if (pkgs.empty()) {
+  auto db = host::DpkgDb::load(ctx.layout().root());
+  if (!db) {
+    ctx.warn("cannot read the dpkg database: " + db.error().message);
     return;
   }
   json list = json::array();
-  for (const auto& p : pkgs) {
+  for (const auto& p : db->packages()) {
+    if (p.name.find("cudnn") == std::string::npos || !p.present()) {
+      continue;
+    }
     list.push_back({{"name", p.name}, {"version", p.version}, {"held", p.held()}});
     std::string what = "dpkg has " + p.name + " " + p.version + " installed" +
                        (p.held() ? " and held (apt-mark hold)" : "") +
@@ -302,7 +307,9 @@ void report_dpkg_cudnn(Context& ctx) {
       ctx.info(what);
     }
   }
-  ctx.report().data["dpkg_cudnn_packages"] = list;
+  if (!list.empty()) {
+    ctx.report().data["dpkg_cudnn_packages"] = list;
+  }
 }
 
 Status adopt_before_install(Context& ctx) {

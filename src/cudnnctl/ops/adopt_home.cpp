@@ -299,8 +299,8 @@ Status integrate_cuda_home(Context& ctx, const std::optional<std::string>& entry
     if (::access(layout.host(d).c_str(), W_OK) == 0) {
       return false;
     }
-    ctx.warn("cannot update the CUDA-home links in " + d.string() + " (" +
-             std::strerror(errno) + "): they still name the previous build; run `cudnnctl " +
+    ctx.warn("cannot update the CUDA-home links in " + d.string() + " (" + std::strerror(errno) +
+             "): they still name the previous build; run `cudnnctl " +
              "adopt` where it is writable to repair them (or set manage_cuda_home = false)");
     readonly.push_back(d);
     return true;
