@@ -62,8 +62,10 @@ std::string check_cuda_toolkit(Context& ctx, const manifest::Selection& sel) {
   }
   std::string have = std::to_string(tk->major) +
                      (tk->minor >= 0 ? "." + std::to_string(tk->minor) : std::string());
-  req["cuda_toolkit"] = {{"major", tk->major}, {"minor", tk->minor},
-                         {"home", tk->home.string()}, {"source", tk->source}};
+  req["cuda_toolkit"] = {{"major", tk->major},
+                         {"minor", tk->minor},
+                         {"home", tk->home.string()},
+                         {"source", tk->source}};
   if (tk->major != sel.cuda_major) {
     return "the archive is cuDNN's CUDA " + std::to_string(sel.cuda_major) +
            " build, but the CUDA toolkit at " + tk->home.string() + " is CUDA " + have + " (" +
@@ -105,13 +107,12 @@ std::string check_driver(Context& ctx, const manifest::Selection& sel) {
   }
   if (*drv < min->linux_min) {
     auto newest = validate::newest_cuda_for(*drv);
-    std::string fix =
-        newest ? "install the CUDA " + std::to_string(*newest) + " build (--cuda " +
-                     std::to_string(*newest) + ", needs driver >= " +
-                     validate::driver_minimum(*newest)->linux_min.str() +
-                     ") if the release offers it, or upgrade the driver to " +
-                     min->linux_min.str() + " or newer"
-               : "upgrade the driver to " + min->linux_min.str() + " or newer";
+    std::string fix = newest ? "install the CUDA " + std::to_string(*newest) + " build (--cuda " +
+                                   std::to_string(*newest) + ", needs driver >= " +
+                                   validate::driver_minimum(*newest)->linux_min.str() +
+                                   ") if the release offers it, or upgrade the driver to " +
+                                   min->linux_min.str() + " or newer"
+                             : "upgrade the driver to " + min->linux_min.str() + " or newer";
     return "the NVIDIA driver " + drv->str() + " is older than the " + min->linux_min.str() +
            " that CUDA " + std::to_string(sel.cuda_major) + " builds need (" + min->source +
            "): " + fix;
@@ -154,8 +155,8 @@ Status check_loader(Context& ctx, const store::EntryInfo& entry) {
     // A real process, no LD_LIBRARY_PATH, no RPATH: exactly what every program gets.
     TRY_ASSIGN(smoke::WhichResult w, smoke::run_which(soname, smoke_timeout(ctx)));
     if (!w.path) {
-      return failed("loader check failed: a process without LD_LIBRARY_PATH cannot load " +
-                    soname + " (" + w.error + ")");
+      return failed("loader check failed: a process without LD_LIBRARY_PATH cannot load " + soname +
+                    " (" + w.error + ")");
     }
     std::error_code ec;
     auto got_dir = fs::weakly_canonical(fs::path(*w.path).parent_path(), ec);
@@ -199,8 +200,7 @@ std::string describe_gpu(const smoke::GpuResult& g) {
 
 } // namespace
 
-Status check_requirements(Context& ctx, const manifest::Selection& sel,
-                          const InstallOptions& o) {
+Status check_requirements(Context& ctx, const manifest::Selection& sel, const InstallOptions& o) {
   if (o.require_gpu && o.no_smoke) {
     return fail(ErrorCode::usage,
                 "--require-gpu asks for the GPU smoke test, which --no-smoke turns off");
@@ -242,8 +242,8 @@ Result<smoke::SmokeResult> run_smoke_on_entry(Context& ctx, const store::EntryIn
   validate::HeaderVersion hv{static_cast<int>(v.major()),
                              v.parts.size() > 1 ? static_cast<int>(v.parts[1]) : 0,
                              v.parts.size() > 2 ? static_cast<int>(v.parts[2]) : 0};
-  fs::path shim = ctx.layout().entry_dir(entry.name) / "lib" /
-                  ("libcudnn.so." + std::to_string(v.major()));
+  fs::path shim =
+      ctx.layout().entry_dir(entry.name) / "lib" / ("libcudnn.so." + std::to_string(v.major()));
   ctx.info("running the GPU smoke test on " + entry.name);
   TRY_ASSIGN(smoke::SmokeResult r,
              smoke::run_smoke(fs::absolute(shim), hv.runtime_number(), smoke_timeout(ctx)));
@@ -294,8 +294,8 @@ Status post_switch_checks(Context& ctx, const std::string& entry_name,
     return {};
   case smoke::Outcome::skipped:
     if (options.require_gpu) {
-      return fail(ErrorCode::rolled_back,
-                  "smoke test could not run on a GPU (" + r->message + ") and --require-gpu is set");
+      return fail(ErrorCode::rolled_back, "smoke test could not run on a GPU (" + r->message +
+                                              ") and --require-gpu is set");
     }
     ctx.warn("smoke test skipped: " + r->message);
     return {};

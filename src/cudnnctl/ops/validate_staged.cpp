@@ -47,8 +47,8 @@ Result<validate::HeaderVersion> check_header(Context& ctx, const fs::path& tree,
   fs::path include = tree / "include";
   fs::path header = include / "cudnn_version.h";
   if (!util::exists_nofollow(header)) {
-    return refuse(ctx, "header", {{"include/cudnn_version.h",
-                                   "missing (the headers component must carry it)"}});
+    return refuse(ctx, "header",
+                  {{"include/cudnn_version.h", "missing (the headers component must carry it)"}});
   }
   std::vector<validate::Finding> problems;
   std::vector<std::string> names = {"cudnn_version.h",
@@ -69,9 +69,10 @@ Result<validate::HeaderVersion> check_header(Context& ctx, const fs::path& tree,
       continue;
     }
     if (h->str() != want.str()) {
-      problems.push_back({"include/" + name, "says " + h->str() + " (CUDNN_MAJOR/MINOR/"
-                                             "PATCHLEVEL), but the manifest says " +
-                                             manifest_version});
+      problems.push_back({"include/" + name, "says " + h->str() +
+                                                 " (CUDNN_MAJOR/MINOR/"
+                                                 "PATCHLEVEL), but the manifest says " +
+                                                 manifest_version});
       continue;
     }
     if (!found) {
@@ -109,8 +110,7 @@ Status check_runtime(Context& ctx, const fs::path& lib, const validate::HeaderVe
   if (!verdict.problems.empty()) {
     return refuse(ctx, "runtime", verdict.problems);
   }
-  record_check(ctx, "runtime", verdict.warnings.empty() ? "passed" : "warning",
-               verdict.summary);
+  record_check(ctx, "runtime", verdict.warnings.empty() ? "passed" : "warning", verdict.summary);
   ctx.action("runtime probe: " + verdict.summary);
   return {};
 }

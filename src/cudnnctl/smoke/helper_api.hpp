@@ -45,8 +45,8 @@ struct CudaDriver {
   CuResult (*cuDevicePrimaryCtxRelease)(CuDevice) = nullptr; // _v2, or the old name
   CuResult (*cuCtxSetCurrent)(CuContext) = nullptr;
   CuResult (*cuCtxSynchronize)() = nullptr;
-  CuResult (*cuMemAlloc)(CuDevicePtr*, size_t) = nullptr;            // cuMemAlloc_v2
-  CuResult (*cuMemFree)(CuDevicePtr) = nullptr;                      // cuMemFree_v2
+  CuResult (*cuMemAlloc)(CuDevicePtr*, size_t) = nullptr;               // cuMemAlloc_v2
+  CuResult (*cuMemFree)(CuDevicePtr) = nullptr;                         // cuMemFree_v2
   CuResult (*cuMemcpyHtoD)(CuDevicePtr, const void*, size_t) = nullptr; // cuMemcpyHtoD_v2
   CuResult (*cuMemcpyDtoH)(void*, CuDevicePtr, size_t) = nullptr;       // cuMemcpyDtoH_v2
   CuResult (*cuGetErrorName)(CuResult, const char**) = nullptr;
@@ -94,10 +94,12 @@ struct Cudnn {
   CudnnStatus (*cudnnCreate)(CudnnHandle*) = nullptr;
   CudnnStatus (*cudnnDestroy)(CudnnHandle) = nullptr;
   CudnnStatus (*cudnnCreateTensorDescriptor)(CudnnTensorDesc*) = nullptr;
-  CudnnStatus (*cudnnSetTensor4dDescriptor)(CudnnTensorDesc, int, int, int, int, int, int) = nullptr;
+  CudnnStatus (*cudnnSetTensor4dDescriptor)(CudnnTensorDesc, int, int, int, int, int,
+                                            int) = nullptr;
   CudnnStatus (*cudnnDestroyTensorDescriptor)(CudnnTensorDesc) = nullptr;
   CudnnStatus (*cudnnCreateFilterDescriptor)(CudnnFilterDesc*) = nullptr;
-  CudnnStatus (*cudnnSetFilter4dDescriptor)(CudnnFilterDesc, int, int, int, int, int, int) = nullptr;
+  CudnnStatus (*cudnnSetFilter4dDescriptor)(CudnnFilterDesc, int, int, int, int, int,
+                                            int) = nullptr;
   CudnnStatus (*cudnnDestroyFilterDescriptor)(CudnnFilterDesc) = nullptr;
   CudnnStatus (*cudnnCreateConvolutionDescriptor)(CudnnConvDesc*) = nullptr;
   CudnnStatus (*cudnnSetConvolution2dDescriptor)(CudnnConvDesc, int, int, int, int, int, int, int,

@@ -16,8 +16,8 @@ namespace cudnnctl::smoke_helper {
 namespace {
 
 constexpr int k_n = 1, k_c = 3, k_h = 16, k_w = 16; // input
-constexpr int k_k = 4, k_r = 3, k_s = 3;             // filter
-constexpr int k_pad = 1;                             // output is k_n x k_k x k_h x k_w
+constexpr int k_k = 4, k_r = 3, k_s = 3;            // filter
+constexpr int k_pad = 1;                            // output is k_n x k_k x k_h x k_w
 
 // Undo steps run in reverse order when the test returns, whatever the path.
 class Cleanup {
@@ -227,9 +227,8 @@ GpuReport test_device(const CudaDriver& cuda, const Cudnn& dnn, int ordinal) {
                                            k_k, k_h, k_w)) != 0 ||
       (st = dnn.cudnnSetFilter4dDescriptor(w_desc, k_cudnn_data_float, k_cudnn_tensor_nchw, k_k,
                                            k_c, k_r, k_s)) != 0 ||
-      (st = dnn.cudnnSetConvolution2dDescriptor(conv, k_pad, k_pad, 1, 1, 1, 1,
-                                                k_cudnn_cross_correlation,
-                                                k_cudnn_data_float)) != 0) {
+      (st = dnn.cudnnSetConvolution2dDescriptor(
+           conv, k_pad, k_pad, 1, 1, 1, 1, k_cudnn_cross_correlation, k_cudnn_data_float)) != 0) {
     return finish("failed", dnn_error("setting the descriptors", st));
   }
 
@@ -239,8 +238,8 @@ GpuReport test_device(const CudaDriver& cuda, const Cudnn& dnn, int ordinal) {
   if (dnn.cudnnGetConvolutionForwardAlgorithm_v7) {
     CudnnFwdAlgoPerf perf[8] = {};
     int count = 0;
-    st = dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, 8,
-                                                    &count, perf);
+    st = dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, 8, &count,
+                                                    perf);
     if (st != 0) {
       return finish("failed", dnn_error("cudnnGetConvolutionForwardAlgorithm_v7", st));
     }
@@ -278,8 +277,8 @@ GpuReport test_device(const CudaDriver& cuda, const Cudnn& dnn, int ordinal) {
     const float alpha = 1.0f;
     const float beta = 0.0f;
     auto ptr = [](CuDevicePtr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
-    st = dnn.cudnnConvolutionForward(handle, &alpha, x_desc, ptr(buf[0]), w_desc, ptr(buf[1]),
-                                     conv, algo, ptr(ws), ws_size, &beta, y_desc, ptr(buf[2]));
+    st = dnn.cudnnConvolutionForward(handle, &alpha, x_desc, ptr(buf[0]), w_desc, ptr(buf[1]), conv,
+                                     algo, ptr(ws), ws_size, &beta, y_desc, ptr(buf[2]));
     if (st != 0) {
       return finish("failed", dnn_error("cudnnConvolutionForward", st) + " with algorithm " +
                                   std::to_string(algo));
@@ -308,7 +307,8 @@ GpuReport test_device(const CudaDriver& cuda, const Cudnn& dnn, int ordinal) {
     return finish("failed", buf2);
   }
   return finish("passed", "forward convolution 1x3x16x16 * 4x3x3x3 matches the CPU reference "
-                          "(algorithms " + used + ")");
+                          "(algorithms " +
+                              used + ")");
 }
 
 } // namespace cudnnctl::smoke_helper

@@ -61,7 +61,9 @@ std::vector<std::string> foreign_cudnn(const std::string& dir) {
   std::string want = real_path(dir);
   std::vector<std::string> foreign;
   for (const auto& n : names) {
-    if (basename_of(n).rfind("libcudnn", 0) != 0) {
+    // libcudnn.so.N and libcudnn_<sub>.so.N are cuDNN; libcudnnfoo is not.
+    std::string base = basename_of(n);
+    if (base.rfind("libcudnn.", 0) != 0 && base.rfind("libcudnn_", 0) != 0) {
       continue;
     }
     if (real_path(dirname_of(n)) != want) {
@@ -79,17 +81,16 @@ bool load_driver(CudaDriver& api, std::string& error) {
     error = std::string("cannot load libcuda.so.1 (no NVIDIA driver): ") + (e ? e : "?");
     return false;
   }
-  bool ok = bind(h, api.cuInit, "cuInit") && bind(h, api.cuDriverGetVersion, "cuDriverGetVersion") &&
-            bind(h, api.cuDeviceGetCount, "cuDeviceGetCount") &&
-            bind(h, api.cuDeviceGet, "cuDeviceGet") &&
-            bind(h, api.cuDeviceGetName, "cuDeviceGetName") &&
-            bind(h, api.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
-            bind(h, api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-            bind(h, api.cuCtxSetCurrent, "cuCtxSetCurrent") &&
-            bind(h, api.cuCtxSynchronize, "cuCtxSynchronize") &&
-            bind(h, api.cuMemAlloc, "cuMemAlloc_v2") && bind(h, api.cuMemFree, "cuMemFree_v2") &&
-            bind(h, api.cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
-            bind(h, api.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bool ok =
+      bind(h, api.cuInit, "cuInit") && bind(h, api.cuDriverGetVersion, "cuDriverGetVersion") &&
+      bind(h, api.cuDeviceGetCount, "cuDeviceGetCount") &&
+      bind(h, api.cuDeviceGet, "cuDeviceGet") && bind(h, api.cuDeviceGetName, "cuDeviceGetName") &&
+      bind(h, api.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
+      bind(h, api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+      bind(h, api.cuCtxSetCurrent, "cuCtxSetCurrent") &&
+      bind(h, api.cuCtxSynchronize, "cuCtxSynchronize") &&
+      bind(h, api.cuMemAlloc, "cuMemAlloc_v2") && bind(h, api.cuMemFree, "cuMemFree_v2") &&
+      bind(h, api.cuMemcpyHtoD, "cuMemcpyHtoD_v2") && bind(h, api.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   if (ok && !bind(h, api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")) {
     ok = bind(h, api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease");
   }

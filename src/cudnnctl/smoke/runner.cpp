@@ -56,8 +56,7 @@ std::string last_err_line(const std::string& err) {
 std::string gpu_label(const GpuResult& g) {
   std::string s = "GPU " + std::to_string(g.gpu);
   if (!g.name.empty()) {
-    s += " (" + g.name + (g.compute_capability.empty() ? "" : ", sm " + g.compute_capability) +
-         ")";
+    s += " (" + g.name + (g.compute_capability.empty() ? "" : ", sm " + g.compute_capability) + ")";
   }
   return s;
 }
@@ -103,8 +102,8 @@ Result<std::string> find_helper() {
     std::string self = util::self_exe();
     auto slash = self.rfind('/');
     if (slash == std::string::npos) {
-      return fail(ErrorCode::environment, "cannot locate the running executable to find " +
-                                              std::string(k_helper_name));
+      return fail(ErrorCode::environment,
+                  "cannot locate the running executable to find " + std::string(k_helper_name));
     }
     path = self.substr(0, slash + 1) + k_helper_name;
   }
@@ -356,8 +355,8 @@ Result<WhichResult> run_which(const std::string& soname, std::chrono::seconds ti
     }
   }
   if (!w.path && w.error.empty()) {
-    w.error = "the loader check helper " + ((p.timed_out || p.term_signal) ? died(p, timeout)
-                                                                           : p.describe()) +
+    w.error = "the loader check helper " +
+              ((p.timed_out || p.term_signal) ? died(p, timeout) : p.describe()) +
               (p.err.empty() ? std::string() : ": " + last_err_line(p.err));
   }
   return w;

@@ -54,8 +54,8 @@ const char* outcome_name(Outcome o);
 
 struct SmokeResult {
   Outcome outcome = Outcome::failed;
-  bool no_gpu = false;   // skipped because there is no GPU at all (not: GPUs, none usable)
-  std::string message;   // one line: why failed/skipped, or what passed
+  bool no_gpu = false; // skipped because there is no GPU at all (not: GPUs, none usable)
+  std::string message; // one line: why failed/skipped, or what passed
   std::vector<GpuResult> gpus;
   std::optional<long> cudnn_version;
   std::optional<int> driver_version; // cuDriverGetVersion(), e.g. 13000
@@ -102,9 +102,9 @@ struct ProbeResult {
 };
 
 struct ProbeRequest {
-  std::filesystem::path dir;                              // absolute, host path of lib/
-  std::string shim;                                       // "libcudnn.so.9"
-  std::vector<std::string> load;                          // loaded in this order after it
+  std::filesystem::path dir;                               // absolute, host path of lib/
+  std::string shim;                                        // "libcudnn.so.9"
+  std::vector<std::string> load;                           // loaded in this order after it
   std::vector<std::pair<std::string, std::string>> checks; // file, version-check function
 };
 

@@ -23,9 +23,15 @@ namespace {
 //    read from NVIDIA's table itself here; a third-party CUDA 13.0.0 build manifest states the
 //    same 580.65.06.
 const DriverMinimum k_minimums[] = {
-    {11, {{450, 80, 2}}, "cuDNN support matrix (CUDA 11.x builds); CUDA minor version compatibility"},
-    {12, {{525, 60, 13}}, "cuDNN support matrix (CUDA 12.x builds); CUDA minor version compatibility"},
-    {13, {{580, 65, 6}}, "CUDA 13.0 release notes (driver >= 580.65.06); CUDA minor version compatibility (>= 580)"},
+    {11,
+     {{450, 80, 2}},
+     "cuDNN support matrix (CUDA 11.x builds); CUDA minor version compatibility"},
+    {12,
+     {{525, 60, 13}},
+     "cuDNN support matrix (CUDA 12.x builds); CUDA minor version compatibility"},
+    {13,
+     {{580, 65, 6}},
+     "CUDA 13.0 release notes (driver >= 580.65.06); CUDA minor version compatibility (>= 580)"},
 };
 
 } // namespace
@@ -131,8 +137,7 @@ std::optional<DriverVersion> read_driver_version(const std::filesystem::path& pr
   if (!v && problem) {
     auto first = util::split(*text, '\n');
     *problem = "cannot find a driver version in " + path.string() + " (\"" +
-               std::string(util::trim(first.empty() ? "" : first.front()).substr(0, 120)) +
-               "\")";
+               std::string(util::trim(first.empty() ? "" : first.front()).substr(0, 120)) + "\")";
   }
   return v;
 }

@@ -6,7 +6,9 @@
 
 namespace cudnnctl::validate {
 
-bool library_set_known(const HeaderVersion& v) { return v.major == 8 || v.major == 9; }
+bool library_set_known(const HeaderVersion& v) {
+  return v.major == 8 || v.major == 9;
+}
 
 std::vector<LibrarySpec> library_set(const HeaderVersion& v) {
   if (v.major == 8) {
@@ -44,7 +46,9 @@ std::string soname(const LibrarySpec& lib, const HeaderVersion& v) {
   return lib.name + ".so." + std::to_string(v.major);
 }
 
-std::string dev_name(const LibrarySpec& lib) { return lib.name + ".so"; }
+std::string dev_name(const LibrarySpec& lib) {
+  return lib.name + ".so";
+}
 
 std::optional<uint16_t> platform_machine(std::string_view platform) {
   if (platform == "linux-x86_64") {

@@ -33,6 +33,11 @@ LoadError classify(const std::string& file, const std::string& message) {
   return e;
 }
 
+// libcudnn.so.N, libcudnn_ops.so.N, ...: files of cuDNN itself.
+bool is_cudnn_library(const std::string& name) {
+  return name.starts_with("libcudnn.") || name.starts_with("libcudnn_");
+}
+
 std::string status_name(int status) {
   switch (status) {
   case 14:
@@ -66,13 +71,12 @@ smoke::ProbeRequest probe_request(const std::filesystem::path& lib_dir, const He
 RuntimeVerdict judge_probe(const smoke::ProbeResult& p, const HeaderVersion& v) {
   RuntimeVerdict out;
   if (!p.crashed_in.empty()) {
-    out.problems.push_back({"lib/" + p.crashed_in,
-                            "loading it killed the probe process (" + p.process + ")"});
+    out.problems.push_back(
+        {"lib/" + p.crashed_in, "loading it killed the probe process (" + p.process + ")"});
     return out;
   }
   if (!p.completed) {
-    out.problems.push_back(
-        {"lib", "the runtime probe did not finish (" + p.process + ")"});
+    out.problems.push_back({"lib", "the runtime probe did not finish (" + p.process + ")"});
     return out;
   }
   std::string shim = "libcudnn.so." + std::to_string(v.major);
@@ -82,7 +86,7 @@ RuntimeVerdict judge_probe(const smoke::ProbeResult& p, const HeaderVersion& v) 
   }
   for (const auto& [file, message] : p.errors) {
     LoadError e = classify(file, message);
-    if (e.missing_dependency && !e.dependency.starts_with("libcudnn")) {
+    if (e.missing_dependency && !is_cudnn_library(e.dependency)) {
       out.warnings.push_back(
           "lib/" + file + " could not be loaded on this host: it needs " + e.dependency +
           ", which is not part of cuDNN and which this system does not provide (" + message +

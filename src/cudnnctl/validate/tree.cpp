@@ -128,8 +128,7 @@ std::vector<Finding> check_library_tree(const fs::path& lib_dir, const HeaderVer
         hint += ", which is not release " + v.str() + ")";
       }
       out.push_back({"lib/" + real, "missing: the " + std::to_string(v.major) +
-                                        ".x library set needs " + lib.name + " " + v.str() +
-                                        hint});
+                                        ".x library set needs " + lib.name + " " + v.str() + hint});
       continue;
     }
     if (k != Kind::file) {
@@ -159,8 +158,8 @@ std::vector<Finding> check_library_tree(const fs::path& lib_dir, const HeaderVer
       out.push_back({"lib/" + real, "has DT_SONAME " + *info->soname + ", expected " + so_n});
     }
     if (machine && info->machine != *machine) {
-      out.push_back({"lib/" + real, "is built for " + elf::machine_name(info->machine) +
-                                        ", but " + std::string(platform) + " needs " +
+      out.push_back({"lib/" + real, "is built for " + elf::machine_name(info->machine) + ", but " +
+                                        std::string(platform) + " needs " +
                                         elf::machine_name(*machine)});
     }
   }
