@@ -31,8 +31,13 @@ struct Product {
   // platform -> CUDA major -> package. Schema A flat packages are filed under the CUDA
   // major of release_product ("cudnn-v8-9-cuda-12" -> 12) or of the file name ("_cuda12-").
   std::map<std::string, std::map<int, Package>> packages;
-  // Entries that could not be understood, by platform key: why. Tolerated unless selected.
+  // Entries that could not be understood, by platform key: why (several reasons joined by
+  // "; "). Such entries are never in `packages`. Tolerated unless selected. Each one also has
+  // a line in Manifest::warnings.
   std::map<std::string, std::string> invalid;
+  // The invalid entries whose CUDA major is known: platform -> CUDA major -> why. Lets
+  // select_package refuse an invalid selected entry instead of quietly picking another.
+  std::map<std::string, std::map<int, std::string>> invalid_variants;
 };
 
 struct Manifest {
@@ -43,9 +48,18 @@ struct Manifest {
   std::vector<std::string> warnings;       // odd entries outside what was selected
 };
 
-// Parses manifest bytes. Malformed JSON, a top level that is not an object, a missing or
-// non-string release_label, or a "cudnn" product that is not an object: ErrorCode::usage
-// ("malformed manifest <source>: ..."). Odd entries elsewhere become warnings/invalid.
+// Parses manifest bytes; reads nothing else. `source` names the bytes in messages (a path or
+// URL); when its file name is "redistrib_<X>.json", X must equal release_label.
+// ErrorCode::usage ("malformed manifest <source>: <why>", one line) for: empty, oversized
+// (> 16 MiB) or deeply nested (> 32 levels) input, malformed JSON, duplicate keys, a top level
+// that is not an object, a missing, non-string or non-version release_label (3 or 4
+// components), no "cudnn" product or one that is not an object, a cudnn "version" that is
+// missing, not 4 components, or disagrees with the label (label 9.2.0 -> version 9.2.0.N;
+// a 4-component label must equal the version).
+// Odd entries elsewhere (a bad size, sha256 or relative_path, an unknown key, the mixed
+// shape) become Product::invalid entries and/or Manifest::warnings, never silent drops.
+// A flat package beside cudaNN entries (the mixed shape) is filed under the CUDA major of its
+// file name ("_cuda13.4-" -> 13) unless that major is taken, else recorded as invalid.
 [[nodiscard]] Result<Manifest> parse_manifest(std::string_view bytes, std::string_view source);
 
 // What install downloads: one archive of one product for one platform and CUDA major.
@@ -60,7 +74,9 @@ struct Selection {
 // Selects the "cudnn" archive for `platform` and `cuda_major`. When `cuda_major` is unset,
 // takes the highest CUDA major offered for the platform and appends a warning saying so.
 // Unknown platform or variant, or an invalid selected entry: ErrorCode::usage with a message
-// that lists what the manifest does offer.
+// that lists what the manifest does offer. A "windows-*" platform or an archive that is not
+// ".tar.xz": ErrorCode::usage (cudnnctl installs Linux .tar.xz archives only). Whether the
+// platform is one cudnnctl supports (host::is_supported_platform) is the caller's check.
 [[nodiscard]] Result<Selection> select_package(const Manifest& manifest,
                                                std::string_view platform,
                                                std::optional<int> cuda_major,

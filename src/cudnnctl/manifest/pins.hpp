@@ -18,18 +18,26 @@ namespace cudnnctl::manifest {
 
 enum class PinVerdict { match, mismatch, unpinned };
 
+// Pin::source of the pins compiled into the binary.
+inline constexpr std::string_view k_builtin_pin_source = "built-in";
+
 struct Pin {
-  std::string sha256;
-  std::string source; // "built-in" or the pins.d file and line
+  std::string sha256; // 64 lower-case hex digits
+  std::string source; // "built-in" or the pins.d file and line ("<file>:<line>")
 };
 
 class PinSet {
 public:
-  // Adds `sha256sum`-format lines ("<64 hex>  redistrib_<label>.json"; '#' comments and blank
-  // lines allowed). Malformed line: ErrorCode::usage naming source:line. A site pin that
-  // contradicts another pin for the same label: ErrorCode::usage.
+  // Adds `sha256sum`-format lines ("<64 hex>  redistrib_<label>.json", also " *" binary
+  // mode; '#' comments and blank lines allowed; the label is a 3- or 4-component version).
+  // Malformed line: ErrorCode::usage naming source:line. A pin that contradicts another pin
+  // for the same label: ErrorCode::usage naming both sources. All or nothing: on error no
+  // line of `text` is added. Pass k_builtin_pin_source as `source` for the built-in pins.
   [[nodiscard]] Status add(std::string_view text, std::string_view source);
+  // match / mismatch against the pin for `label` (hex compared case-insensitively), or
+  // unpinned when no pin names that label (labels are compared as strings: "9.2.0").
   [[nodiscard]] PinVerdict check(std::string_view label, std::string_view sha256) const;
+  // The pin for `label`, or nullptr.
   [[nodiscard]] const Pin* find(std::string_view label) const;
   [[nodiscard]] std::vector<std::string> labels() const; // sorted by Version
   [[nodiscard]] bool empty() const { return m_pins.empty(); }
@@ -38,10 +46,14 @@ private:
   std::map<std::string, Pin, std::less<>> m_pins;
 };
 
-// The pins compiled into the binary (manifests/pins.sha256).
+// The pins compiled into the binary (manifests/pins.sha256, byte for byte).
 std::string_view builtin_pins_text();
 
-// Built-in pins plus every *.sha256 file in `pins_dir` (missing dir: just the built-ins).
+// Built-in pins plus every *.sha256 file in `pins_dir` (a host path, e.g.
+// <root>/etc/cudnnctl/pins.d), in sorted file-name order; names starting with '.' and
+// temporaries (util::is_tmp_name) are skipped. Missing dir: just the built-ins. A dir that
+// cannot be listed or a file that cannot be read: ErrorCode::environment. Bad lines or
+// contradicting pins: ErrorCode::usage (see PinSet::add). Reads only; writes nothing.
 [[nodiscard]] Result<PinSet> load_pins(const std::filesystem::path& pins_dir);
 
 } // namespace cudnnctl::manifest

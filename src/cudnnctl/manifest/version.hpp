@@ -19,7 +19,8 @@ struct Version {
   std::vector<uint32_t> parts; // 1 to 4 components
 
   // Parses dot-separated decimal components (1..4, each 0..99999, no sign, no spaces,
-  // no empty component). Error: ErrorCode::usage naming the input and the expected form.
+  // no empty component, no leading zero such as "9.02"). Error: ErrorCode::usage naming the
+  // input (quoted, truncated) and the expected form.
   [[nodiscard]] static Result<Version> parse(std::string_view text);
   [[nodiscard]] std::string str() const;
   [[nodiscard]] uint32_t major() const { return parts.empty() ? 0 : parts[0]; }

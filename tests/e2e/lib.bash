@@ -1,0 +1,329 @@
+# Shared library for the e2e suites. Source it first:
+#   source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+# It turns on `set -eEuo pipefail`, makes a per-suite temp dir $E2E_TMP (removed on success or
+# skip, kept and printed on failure) and tears everything down in an EXIT trap.
+# Reference: tests/fixtures/README.md.
+
+[ -z "${_E2E_LIB_LOADED:-}" ] || return 0
+_E2E_LIB_LOADED=1
+set -eEuo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+E2E_FIXTURES=$(cd "$E2E_DIR/../fixtures" && pwd)
+E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudnnctl-e2e.XXXXXX")
+chmod 755 "$E2E_TMP" # so that tests which drop privileges can still reach their roots
+OUT=$E2E_TMP/stdout
+ERR=$E2E_TMP/stderr
+: >"$OUT"
+: >"$ERR"
+RC=0
+E2E_TEST=""
+E2E_LAST_CMD=""
+E2E_LAST_RC=""
+_E2E_NGINX_PIDS=()
+exec {_E2E_ERRFD}>&2 # diagnostics go here even while a command's stderr is captured
+
+_e2e_say() { printf '%s\n' "$*" >&"$_E2E_ERRFD"; }
+
+_e2e_on_exit() {
+  local rc=$?
+  set +eE
+  trap - ERR
+  stop_nginx
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 125 ]; then
+    if [ -n "${E2E_KEEP:-}" ]; then _e2e_say "e2e: kept $E2E_TMP"; else rm -rf "$E2E_TMP"; fi
+  else
+    _e2e_say "e2e: exit $rc; temp dir kept: $E2E_TMP"
+  fi
+  exit "$rc"
+}
+trap _e2e_on_exit EXIT
+trap 'exit 143' TERM # so that the EXIT trap still stops nginx on a timeout or ^C
+trap 'exit 130' INT
+
+_e2e_on_err() {
+  local rc=$? line=$1 cmd=$2
+  # In a subshell or command substitution just pass the status up; the parent reports it.
+  [ "$BASH_SUBSHELL" -eq 0 ] || exit "$rc"
+  trap - ERR
+  fail "unexpected exit $rc at ${BASH_SOURCE[1]:-?}:$line: $cmd"
+}
+trap '_e2e_on_err "$LINENO" "$BASH_COMMAND"' ERR
+
+# ---- reporting -----------------------------------------------------------------------------
+
+# TEST "name": start a named test (used in failure messages).
+TEST() {
+  E2E_TEST=$1
+  E2E_LAST_CMD=""
+  _e2e_say "--- TEST $1"
+}
+
+# fail MSG: print the test name, MSG and the last command's stdout/stderr; exit 1.
+fail() {
+  _e2e_say "FAIL: ${E2E_TEST:-<no test>}: $*"
+  if [ -n "$E2E_LAST_CMD" ]; then
+    _e2e_say "  last command (exit $E2E_LAST_RC): $E2E_LAST_CMD"
+    _e2e_say "  --- stdout ($OUT) ---"
+    head -c 6000 "$OUT" 2>/dev/null | sed 's/^/  | /' >&"$_E2E_ERRFD" || true
+    _e2e_say "  --- stderr ($ERR) ---"
+    head -c 6000 "$ERR" 2>/dev/null | sed 's/^/  | /' >&"$_E2E_ERRFD" || true
+  fi
+  exit 1
+}
+
+# skip MSG: skip the whole suite (exit 125).
+skip() {
+  _e2e_say "SKIP: ${E2E_TEST:+$E2E_TEST: }$*"
+  exit 125
+}
+
+# ---- running commands ----------------------------------------------------------------------
+
+# run CMD...: run CMD with stdout/stderr into the files $OUT/$ERR, stdin from /dev/null;
+# its exit status goes to $RC. Never fails by itself.
+run() {
+  E2E_LAST_CMD=$(printf '%q ' "$@")
+  RC=0
+  "$@" >"$OUT" 2>"$ERR" </dev/null || RC=$?
+  E2E_LAST_RC=$RC
+}
+
+# expect_exit CODE CMD...: run CMD (like run) and assert its exit status.
+# CODE is a number, or '!0' for any nonzero status.
+expect_exit() {
+  local want=$1
+  shift
+  run "$@"
+  if [ "$want" = '!0' ]; then
+    [ "$RC" -ne 0 ] || fail "expected a nonzero exit status, got 0"
+  else
+    [ "$RC" -eq "$want" ] || fail "expected exit status $want, got $RC"
+  fi
+}
+
+# cudnnctl ARGS...: run the binary under test, named by $CUDNNCTL (set by ctest).
+cudnnctl() {
+  [ -n "${CUDNNCTL:-}" ] || skip "CUDNNCTL is not set (path of the cudnnctl binary under test)"
+  "$CUDNNCTL" "$@"
+}
+
+# require_cudnnctl: skip the suite unless $CUDNNCTL names an executable.
+require_cudnnctl() {
+  [ -n "${CUDNNCTL:-}" ] && [ -x "$CUDNNCTL" ] ||
+    skip "CUDNNCTL is not set or not executable: '${CUDNNCTL:-}'"
+}
+
+# as_nobody CMD...: run CMD as nobody:nogroup (tests run as root; see traps.md).
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# ---- assertions ----------------------------------------------------------------------------
+
+expect_eq() { [ "$1" == "$2" ] || fail "${3:-values differ}: got '$1', expected '$2'"; }
+expect_ne() { [ "$1" != "$2" ] || fail "${3:-values are equal}: both are '$1'"; }
+
+# expect_contains FILE STRING / expect_not_contains FILE STRING (fixed-string match)
+expect_contains() {
+  [ -f "$1" ] || fail "expect_contains: no file $1"
+  grep -qF -- "$2" "$1" || fail "$1 does not contain '$2'"
+}
+expect_not_contains() {
+  [ -f "$1" ] || fail "expect_not_contains: no file $1"
+  ! grep -qF -- "$2" "$1" || fail "$1 contains '$2'"
+}
+
+# expect_file PATH: a regular file (symlinks followed). expect_dir PATH: a directory.
+expect_file() { [ -f "$1" ] || fail "expected a regular file at $1"; }
+expect_dir() { [ -d "$1" ] || fail "expected a directory at $1"; }
+# expect_no_file PATH: nothing at PATH, not even a dangling symlink.
+expect_no_file() { [ ! -e "$1" ] && [ ! -L "$1" ] || fail "expected nothing at $1"; }
+
+# expect_symlink LINK TARGET: LINK is a symlink whose text is exactly TARGET.
+expect_symlink() {
+  [ -L "$1" ] || fail "expected a symlink at $1"
+  local t
+  t=$(readlink -- "$1")
+  [ "$t" == "$2" ] || fail "symlink $1 points to '$t', expected '$2'"
+}
+
+# json_get EXPR [FILE]: print the value of the python expression EXPR over d = the JSON in
+# FILE (default $OUT). Strings print bare, true/false/null as in JSON, lists and objects as
+# json.dumps(..., sort_keys=True).
+json_get() {
+  python3 - "${2:-$OUT}" "$1" <<'EOF'
+import json, sys
+try:
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+except Exception as e:
+    sys.exit("json_get: %s is not valid JSON: %s" % (sys.argv[1], e))
+try:
+    v = eval(sys.argv[2], {"d": d})
+except Exception as e:
+    sys.exit("json_get: %s: %s: %s" % (sys.argv[2], type(e).__name__, e))
+if isinstance(v, str):
+    print(v)
+elif isinstance(v, (dict, list, bool)) or v is None:
+    print(json.dumps(v, sort_keys=True))
+else:
+    print(v)
+EOF
+}
+
+# expect_json EXPR EXPECTED [FILE]: assert json_get EXPR == EXPECTED, e.g.
+#   expect_json 'd["active"]["version"]' 9.1.0.70
+#   expect_json 'len(d["generations"])' 2
+#   expect_json '"9.1.0" in d["installed"]' true
+expect_json() {
+  local got rc=0
+  got=$(json_get "$1" "${3:-$OUT}" 2>"$E2E_TMP/json_err") || rc=$?
+  [ "$rc" -eq 0 ] || fail "expect_json $1: $(cat "$E2E_TMP/json_err")"
+  [ "$got" == "$2" ] || fail "expect_json $1: got '$got', expected '$2'"
+}
+
+# ---- filesystem fixtures -------------------------------------------------------------------
+
+# new_root: make a fresh fake root under $E2E_TMP and print its path. It holds
+# etc/ld.so.conf ("include /etc/ld.so.conf.d/*.conf") and an empty etc/ld.so.conf.d/.
+new_root() {
+  local r
+  r=$(mktemp -d "$E2E_TMP/root.XXXXXX")
+  chmod 755 "$r"
+  mkdir -p "$r/etc/ld.so.conf.d"
+  echo 'include /etc/ld.so.conf.d/*.conf' >"$r/etc/ld.so.conf"
+  echo "$r"
+}
+
+# tree_snapshot DIR > FILE: one line per path under DIR (DIR itself is "."), sorted:
+#   PATH TYPE MODE UID:GID SIZE SHA256|->TARGET|-
+# TYPE is f d l p s c b. Compare two snapshots with cmp/diff to prove nothing changed.
+tree_snapshot() {
+  python3 - "$1" <<'EOF'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+if not os.path.isdir(root):
+    sys.exit("tree_snapshot: not a directory: %s" % root)
+def line(rel, p):
+    st = os.lstat(p)
+    m = st.st_mode
+    kind = ("d" if stat.S_ISDIR(m) else "l" if stat.S_ISLNK(m) else "f" if stat.S_ISREG(m)
+            else "p" if stat.S_ISFIFO(m) else "s" if stat.S_ISSOCK(m)
+            else "c" if stat.S_ISCHR(m) else "b")
+    extra, size = "-", "-"
+    if kind == "f":
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for b in iter(lambda: f.read(1 << 20), b""):
+                h.update(b)
+        extra, size = h.hexdigest(), str(st.st_size)
+    elif kind == "l":
+        extra = "->" + os.readlink(p)
+    name = rel.replace("\\", "\\\\").replace("\n", "\\n")
+    return "%s %s %04o %d:%d %s %s" % (name, kind, stat.S_IMODE(m), st.st_uid, st.st_gid,
+                                         size, extra)
+rows = [(".", line(".", root))]
+for d, dirs, files in os.walk(root):
+    for n in dirs + files:
+        p = os.path.join(d, n)
+        rel = os.path.relpath(p, root)
+        rows.append((rel, line(rel, p)))
+rows.sort(key=lambda r: (r[0] != ".", r[0]))
+sys.stdout.write("".join(r + "\n" for _, r in rows))
+EOF
+}
+
+# ---- mirror --------------------------------------------------------------------------------
+
+# mkrelease ARGS...: tests/fixtures/mkrelease.py. mkmirror DIR: the standard test mirror.
+mkrelease() { python3 "$E2E_FIXTURES/mkrelease.py" "$@"; }
+mkmirror() { bash "$E2E_FIXTURES/mkmirror.sh" "$@"; }
+# std_mirror: build the standard mirror once per suite in $E2E_TMP/mirror and print its path.
+std_mirror() {
+  local m=$E2E_TMP/mirror
+  [ -f "$m/SHA256SUMS" ] || mkmirror "$m" >&2
+  echo "$m"
+}
+
+# probe_bin: build tests/fixtures/stub/probe.c once (no RPATH) and print its path.
+probe_bin() {
+  local p=$E2E_TMP/probe
+  [ -x "$p" ] || ${CC:-cc} -O1 -o "$p" "$E2E_FIXTURES/stub/probe.c" -ldl
+  echo "$p"
+}
+
+# start_nginx DIR [RATE]: serve DIR on 127.0.0.1 at a free port; sets MIRROR_URL
+# (http://127.0.0.1:PORT), NGINX_PID, NGINX_DIR (config, access.log, error.log). RATE is an
+# nginx limit_rate value such as 100k. Call it directly, not in $(...). Skips if no nginx.
+start_nginx() {
+  local root=$1 rate=${2:-0} nginx nd port pid i
+  nginx=$(command -v nginx || echo /usr/sbin/nginx)
+  [ -x "$nginx" ] || skip "nginx is not installed"
+  [ -d "$root" ] || fail "start_nginx: no directory $root"
+  root=$(cd "$root" && pwd -P)
+  for _ in 1 2 3 4 5; do
+    nd=$(mktemp -d "$E2E_TMP/nginx.XXXXXX")
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    {
+      [ "$(id -u)" -ne 0 ] || echo "user root;"
+      cat <<EOF
+daemon off;
+worker_processes 1;
+pid $nd/nginx.pid;
+error_log $nd/error.log warn;
+events { worker_connections 128; }
+http {
+    access_log $nd/access.log;
+    client_body_temp_path $nd/client_body;
+    proxy_temp_path $nd/proxy;
+    fastcgi_temp_path $nd/fastcgi;
+    uwsgi_temp_path $nd/uwsgi;
+    scgi_temp_path $nd/scgi;
+    types { application/json json; application/x-xz xz; }
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$port;
+        root $root;
+        autoindex on;
+        limit_rate $rate;
+    }
+}
+EOF
+    } >"$nd/nginx.conf"
+    "$nginx" -p "$nd" -c "$nd/nginx.conf" -e "$nd/error.log" </dev/null >"$nd/stdout" 2>&1 &
+    pid=$!
+    for i in $(seq 200); do # up to ~10 s
+      kill -0 "$pid" 2>/dev/null || break
+      if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        _E2E_NGINX_PIDS+=("$pid")
+        NGINX_PID=$pid
+        NGINX_DIR=$nd
+        MIRROR_URL=http://127.0.0.1:$port
+        export MIRROR_URL
+        return 0
+      fi
+      sleep 0.05
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  fail "start_nginx: nginx did not start: $(cat "$nd/error.log" "$nd/stdout" 2>/dev/null)"
+}
+
+# stop_nginx [PID]: stop one nginx started by start_nginx, or all of them.
+stop_nginx() {
+  local p i keep=()
+  for p in "${_E2E_NGINX_PIDS[@]}"; do
+    if [ $# -gt 0 ] && [ "$p" != "$1" ]; then
+      keep+=("$p")
+      continue
+    fi
+    kill -TERM "$p" 2>/dev/null || true
+    for i in $(seq 50); do
+      kill -0 "$p" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  _E2E_NGINX_PIDS=("${keep[@]}")
+}
