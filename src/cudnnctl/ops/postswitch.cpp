@@ -55,7 +55,10 @@ std::string check_cuda_toolkit(Context& ctx, const manifest::Selection& sel) {
                     ": the CUDA " + std::to_string(sel.cuda_major) +
                     " build cannot be checked against it (install a CUDA " +
                     std::to_string(sel.cuda_major) + ".x toolkit before using cuDNN)";
-    ctx.warn(w);
+    // Without --cuda (flag or config), install has already warned that no toolkit was found.
+    if (ctx.opts().cuda || ctx.config().cuda) {
+      ctx.warn(w);
+    }
     req["cuda_toolkit"] = nullptr;
     record_check(ctx, "cuda-toolkit", "skipped", w);
     return {};

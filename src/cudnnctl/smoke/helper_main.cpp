@@ -89,34 +89,34 @@ void print_gpu(const GpuReport& r, long long cudnn_version) {
   }
 }
 
-// Loads the driver and counts visible GPUs. 0 devices: prints the no-gpu line.
-bool open_gpus(CudaDriver& cuda, int& count, int& driver_version, long long cudnn_version) {
-  std::string why;
+// Loads the driver and counts visible GPUs; false with `why` set when there is none.
+bool find_gpus(CudaDriver& cuda, int& count, int& driver_version, std::string& why) {
   count = 0;
-  if (load_driver(cuda, why)) {
-    CuResult rc = cuda.cuInit(0);
-    if (rc == k_cuda_error_no_device) {
-      why = "the NVIDIA driver sees no GPU (cuInit: " + cuda_error_name(cuda, rc) + ")";
-    } else if (rc != k_cuda_success) {
-      why = "cuInit failed: " + cuda_error_name(cuda, rc);
-    } else if ((rc = cuda.cuDeviceGetCount(&count)) != k_cuda_success) {
-      why = "cuDeviceGetCount failed: " + cuda_error_name(cuda, rc);
-      count = 0;
-    } else if (count == 0) {
-      why = "no visible GPU (check CUDA_VISIBLE_DEVICES)";
-    }
-    (void)cuda.cuDriverGetVersion(&driver_version);
+  if (!load_driver(cuda, why)) {
+    return false;
   }
-  if (count > 0) {
-    return true;
+  CuResult rc = cuda.cuInit(0);
+  if (rc == k_cuda_error_no_device) {
+    why = "the NVIDIA driver sees no GPU (cuInit: " + cuda_error_name(cuda, rc) + ")";
+  } else if (rc != k_cuda_success) {
+    why = "cuInit failed: " + cuda_error_name(cuda, rc);
+  } else if ((rc = cuda.cuDeviceGetCount(&count)) != k_cuda_success) {
+    why = "cuDeviceGetCount failed: " + cuda_error_name(cuda, rc);
+    count = 0;
+  } else if (count == 0) {
+    why = "no visible GPU (check CUDA_VISIBLE_DEVICES)";
   }
+  (void)cuda.cuDriverGetVersion(&driver_version);
+  return count > 0;
+}
+
+void print_no_gpu(const std::string& why, long long cudnn_version) {
   JsonLine line;
   line.str("status", "no-gpu").str("message", why);
   if (cudnn_version >= 0) {
     line.num("cudnn_version", cudnn_version);
   }
   line.print();
-  return false;
 }
 
 int fail_line(const std::string& message, long long cudnn_version = -1) {
@@ -135,15 +135,27 @@ int run_smoke(const std::string& shim, long long expect) {
     return usage("--smoke needs an absolute path to libcudnn.so.N");
   }
   std::string dir = shim.substr(0, shim.rfind('/'));
+  // GPUs first: without one this is no GPU test at all, whatever the library does here (the
+  // pre-switch probe has judged the files; the loader check judges this system).
+  CudaDriver cuda;
+  int count = 0;
+  int driver_version = 0;
+  std::string why;
+  bool have_gpus = find_gpus(cuda, count, driver_version, why);
   void* h = ::dlopen(shim.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    return fail_line("cannot load " + shim + ": " + dl_error());
+  std::string load_error = h ? std::string() : dl_error();
+  auto get_version = h ? reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion")) : nullptr;
+  long long version = get_version ? static_cast<long long>(get_version()) : -1;
+  if (!have_gpus) {
+    print_no_gpu(why, version);
+    return k_exit_no_gpu;
   }
-  auto get_version = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion"));
+  if (!h) {
+    return fail_line("cannot load " + shim + ": " + load_error);
+  }
   if (!get_version) {
     return fail_line(shim + " has no cudnnGetVersion");
   }
-  auto version = static_cast<long long>(get_version());
   if (expect >= 0 && version != expect) {
     return fail_line("cudnnGetVersion() of " + shim + " returns " + std::to_string(version) +
                          ", expected " + std::to_string(expect),
@@ -160,12 +172,6 @@ int run_smoke(const std::string& shim, long long expect) {
   };
   if (!check_origin()) {
     return k_exit_failed;
-  }
-  CudaDriver cuda;
-  int count = 0;
-  int driver_version = 0;
-  if (!open_gpus(cuda, count, driver_version, version)) {
-    return k_exit_no_gpu;
   }
   Cudnn dnn;
   std::string missing;
@@ -289,7 +295,9 @@ int run_gpus() {
   CudaDriver cuda;
   int count = 0;
   int driver_version = 0;
-  if (!open_gpus(cuda, count, driver_version, -1)) {
+  std::string why;
+  if (!find_gpus(cuda, count, driver_version, why)) {
+    print_no_gpu(why, -1);
     return k_exit_no_gpu;
   }
   int usable = 0;
