@@ -208,6 +208,11 @@ Status check_requirements(Context& ctx, const manifest::Selection& sel, const In
     return fail(ErrorCode::usage,
                 "--require-gpu asks for the GPU smoke test, which --no-smoke turns off");
   }
+  if (o.require_gpu && !o.components.empty() &&
+      std::find(o.components.begin(), o.components.end(), "runtime") == o.components.end()) {
+    return fail(ErrorCode::usage,
+                "--require-gpu needs the runtime component (the libraries the GPU test runs)");
+  }
   std::vector<std::string> refusals;
   if (auto r = check_cuda_toolkit(ctx, sel); !r.empty()) {
     refusals.push_back(r);
@@ -241,6 +246,21 @@ Status check_requirements(Context& ctx, const manifest::Selection& sel, const In
 }
 
 Result<smoke::SmokeResult> run_smoke_on_entry(Context& ctx, const store::EntryInfo& entry) {
+  auto skipped = [&](const std::string& why) {
+    smoke::SmokeResult r;
+    r.outcome = smoke::Outcome::skipped;
+    r.message = why;
+    ctx.report().data["smoke"] = to_json(r);
+    record_check(ctx, "smoke", "skipped", why);
+    ctx.line("smoke test: skipped: " + why);
+    return r;
+  };
+  if (!has_component(entry, "runtime")) {
+    return skipped("no runtime component installed");
+  }
+  if (!host_runs(entry.platform)) {
+    return skipped(entry.platform + " libraries do not run on this host");
+  }
   TRY_ASSIGN(manifest::Version v, manifest::Version::parse(entry.version));
   validate::HeaderVersion hv{static_cast<int>(v.major()),
                              v.parts.size() > 1 ? static_cast<int>(v.parts[1]) : 0,
@@ -272,16 +292,6 @@ Status post_switch_checks(Context& ctx, const std::string& entry_name,
   };
   if (options.no_smoke) {
     skip("--no-smoke");
-    return {};
-  }
-  if (!has_component(entry, "runtime")) {
-    skip("no runtime component installed");
-    return {};
-  }
-  if (!host_runs(entry.platform)) {
-    std::string w = "smoke test skipped: " + entry.platform + " libraries do not run here";
-    ctx.warn(w);
-    skip(w);
     return {};
   }
   auto r = run_smoke_on_entry(ctx, entry);

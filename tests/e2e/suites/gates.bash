@@ -119,7 +119,7 @@ refused 4 header header \
   "include/cudnn_version.h: says 9.14.1 (CUDNN_MAJOR/MINOR/PATCHLEVEL), but the manifest says 9.14.0.64"
 
 TEST "a truncated library is caught by libelf, before anything loads it: exit 4"
-refused 4 truncate libraries "lib/libcudnn_engines_precompiled.so.9.14.0: unreadable ELF"
+refused 4 truncate libraries "lib/libcudnn_engines_precompiled.so.9.14.0: unreadable ELF: truncated"
 
 TEST "a library of another version: exit 4"
 refused 4 filever libraries \
