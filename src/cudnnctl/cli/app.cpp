@@ -117,6 +117,7 @@ int run(int argc, char** argv) {
   register_switch(app, action);
   register_query(app, action);
   register_maintain(app, action);
+  register_smoke(app, action);
   register_mirror(app, action);
   register_adopt(app, action);
   register_doctor(app, action);

@@ -117,9 +117,10 @@ for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
 # files by links: hide the host's CUDA home (a real cuDNN lives there on some machines).
 mount -t tmpfs tmpfs /usr/local
 unset LD_LIBRARY_PATH
-"$CUDNNCTL" --mirror "$URL/" --cuda 12 install 9.1.0 >&2
+# The host's /usr/local/cuda is CUDA 13: --force accepts the CUDA 12 builds (exit 7 otherwise).
+"$CUDNNCTL" --mirror "$URL/" --cuda 12 --force install 9.1.0 >&2
 echo "first: \$("$WHICH" libcudnn.so.9)"
-"$CUDNNCTL" --mirror "$URL/" --cuda 12 install 9.27.0 >&2
+"$CUDNNCTL" --mirror "$URL/" --cuda 12 --force install 9.27.0 >&2
 echo "second: \$("$WHICH" libcudnn.so.9)"
 "$CUDNNCTL" rollback >&2
 echo "rolled: \$("$WHICH" libcudnn.so.9)"
