@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <dirent.h>
+#include <linux/magic.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 namespace cudnnctl::integrate {
 
@@ -364,6 +366,24 @@ LinkPlan plan_links(const store::Layout& layout, const std::string& entry,
   }
   plan.ops.insert(plan.ops.end(), removals.begin(), removals.end());
   return plan;
+}
+
+bool store_is_volatile_for(const store::Layout& layout, const fs::path& host_dir) {
+  auto is_volatile = [](const fs::path& p) -> std::optional<bool> {
+    struct statfs st;
+    if (::statfs(p.c_str(), &st) != 0) {
+      return std::nullopt;
+    }
+    return st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC;
+  };
+  // The store may not exist yet: its nearest existing ancestor decides.
+  fs::path store = layout.store_dir();
+  std::optional<bool> s;
+  while (!(s = is_volatile(store)) && store.has_parent_path() && store != store.parent_path()) {
+    store = store.parent_path();
+  }
+  auto d = is_volatile(host_dir);
+  return s.value_or(false) && d && !*d;
 }
 
 Status apply_links(const store::Layout& layout, const LinkPlan& plan) {

@@ -149,6 +149,11 @@ struct LinkPlan {
 plan_links(const store::Layout& layout, const std::string& entry, const std::vector<Wanted>& wanted,
            const std::vector<std::pair<fs::path, std::vector<Found>>>& listings);
 
+// True when the store is on tmpfs or ramfs and the host directory `host_dir` is not: links
+// from there into the store would dangle after a reboot (or when the private mount namespace
+// a test runs in ends), so cudnnctl neither makes them nor adopts files from there.
+[[nodiscard]] bool store_is_volatile_for(const store::Layout& layout, const fs::path& host_dir);
+
 // Carries out `plan` (atomic link replacement, then removals, then one fsync per directory).
 [[nodiscard]] Status apply_links(const store::Layout& layout, const LinkPlan& plan);
 

@@ -167,6 +167,21 @@ Status check_space(const Context& ctx, const AdoptPlan& plan) {
   return {};
 }
 
+// Originals may only be replaced by links that survive a reboot.
+Status check_replaceable(const Context& ctx, const AdoptPlan& plan) {
+  for (const auto& c : plan.files) {
+    fs::path d = ctx.layout().host(c.found.path.parent_path());
+    if (integrate::store_is_volatile_for(ctx.layout(), d)) {
+      return fail(ErrorCode::environment,
+                  "the store " + ctx.layout().store_dir().string() + " is on tmpfs and " +
+                      c.found.path.parent_path().string() +
+                      " is not: its files would be replaced by links that dangle after a "
+                      "reboot; nothing was changed");
+    }
+  }
+  return {};
+}
+
 // Sweeps temporaries an interrupted backup left (we hold the lock).
 Status sweep_backups(const Context& ctx) {
   std::error_code ec;
@@ -224,6 +239,7 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
     TRY(util::make_dirs(layout.store_dir()));
     TRY(sweep_backups(ctx));
     TRY(check_space(ctx, plan));
+    TRY(check_replaceable(ctx, plan));
     for (const auto& c : plan.files) {
       fs::path d = layout.host(c.found.path.parent_path());
       if (::access(d.c_str(), W_OK) != 0) {
@@ -320,6 +336,13 @@ Status adopt_before_install(Context& ctx) {
   TRY_ASSIGN(StoreView view, read_store(ctx));
   TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, ctx.config().cuda_home));
   if (plan.files.empty()) {
+    return {};
+  }
+  if (auto ok = check_replaceable(ctx, plan); !ok) {
+    // Not adopted, and so not touched: the CUDA-home step leaves a directory with unmanaged
+    // files alone.
+    ctx.warn("not adopting the cuDNN " + plan.version + " in " + plan.home.string() + ": " +
+             ok.error().message);
     return {};
   }
   ctx.info("found " + std::to_string(plan.files.size()) + " cuDNN files (cuDNN " + plan.version +

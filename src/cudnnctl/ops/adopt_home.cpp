@@ -296,6 +296,13 @@ Status integrate_cuda_home(Context& ctx, const std::optional<std::string>& entry
     if (std::find(readonly.begin(), readonly.end(), d) != readonly.end()) {
       return true;
     }
+    if (op.kind == integrate::LinkOp::Kind::link &&
+        integrate::store_is_volatile_for(layout, layout.host(d))) {
+      ctx.warn("not linking " + d.string() + " to the store: the store is on tmpfs and " +
+               d.string() + " is not, so the links would dangle after a reboot");
+      readonly.push_back(d);
+      return true;
+    }
     if (::access(layout.host(d).c_str(), W_OK) == 0) {
       return false;
     }

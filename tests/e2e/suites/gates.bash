@@ -299,6 +299,9 @@ mount -t tmpfs tmpfs "\$T"
 cp -a /etc "\$T/etc"
 mount --bind "\$T/etc" /etc
 for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
+# install adopts a hand-made cuDNN it finds in /usr/local/cuda and replaces it by links (issue
+# 5): hide the host's CUDA home, which holds a real cuDNN on some machines.
+mount -t tmpfs tmpfs /usr/local
 unset LD_LIBRARY_PATH CUDNNCTL_TEST_PROC CUDNNCTL_TEST_FAIL_AT
 NS=$NS
 URL=$URL
