@@ -150,7 +150,7 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   SmokeResult r;
   std::string no_gpu_message;
   std::string fail_message;
-  std::optional<int> testing;
+  int testing = -1; // the GPU the helper announced and has not reported yet
   bool summary = false;
   for (const auto& j : json_lines(p.out)) {
     if (auto v = long_of(j, "cudnn_version")) {
@@ -185,7 +185,7 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       }
       g.message = str_of(j, "message");
       if (testing == g.gpu) {
-        testing.reset();
+        testing = -1;
       }
       r.gpus.push_back(std::move(g));
       continue;
@@ -209,8 +209,8 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   if (p.timed_out || p.term_signal != 0) {
     r.outcome = Outcome::failed;
     r.message = "the smoke helper " + died(p, timeout);
-    if (testing) {
-      r.message += " while testing GPU " + std::to_string(*testing);
+    if (testing >= 0) {
+      r.message += " while testing GPU " + std::to_string(testing);
     }
     return r;
   }
