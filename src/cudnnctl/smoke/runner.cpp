@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <unistd.h>
 
 namespace cudnnctl::smoke {
@@ -120,6 +121,31 @@ std::vector<std::string> helper_env() {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
     env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + v);
+  }
+  // Containers often reach the NVIDIA driver only through LD_LIBRARY_PATH (e.g.
+  // /usr/local/nvidia/lib64). Keep exactly those entries: directories holding libcuda.so.1
+  // and no libcudnn*, so the driver is found and no other cuDNN can be.
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH")) {
+    std::vector<std::string> keep;
+    for (const auto& dir : util::split(llp, ':')) {
+      if (dir.empty() || dir[0] != '/' || ::access((dir + "/libcuda.so.1").c_str(), R_OK) != 0) {
+        continue;
+      }
+      bool has_cudnn = false;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        if (e.path().filename().string().starts_with("libcudnn")) {
+          has_cudnn = true;
+          break;
+        }
+      }
+      if (!has_cudnn && !ec) {
+        keep.push_back(dir);
+      }
+    }
+    if (!keep.empty()) {
+      env.push_back("LD_LIBRARY_PATH=" + util::join(keep, ":"));
+    }
   }
   return env;
 }
