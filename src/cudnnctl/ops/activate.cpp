@@ -107,6 +107,7 @@ Status activate_entry(Context& ctx, const std::string& name, const std::string& 
 }
 
 Status use(Context& ctx, const std::string& version_arg, const InstallOptions& checks) {
+  TRY(recover_pending(ctx)); // plan from a recovered store, not from a crash's leftovers
   TRY_ASSIGN(StoreView view, read_store(ctx));
   auto matches = match_entries(ctx, view, version_arg);
   if (matches.empty()) {

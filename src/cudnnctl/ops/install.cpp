@@ -217,6 +217,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(Target target, resolve_target(ctx));
+  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
 
   // Already installed? Then no network is needed: a no-op or a switch to that entry.
   {

@@ -108,6 +108,14 @@ Result<util::LockFile> begin_mutation(Context& ctx) {
   return lock;
 }
 
+Status recover_pending(Context& ctx) {
+  if (ctx.dry_run() || !util::exists_nofollow(ctx.layout().journal_file())) {
+    return {};
+  }
+  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  return {};
+}
+
 Status integrate_active(Context& ctx, const std::optional<std::string>& entry) {
   const auto& layout = ctx.layout();
   if (entry) {
