@@ -57,7 +57,11 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   jr.phase = store::Phase::generation_created;
   TRY(store::write_journal(layout, jr));
   TRY(switch_and_check(ctx, jr, checks, true));
-  TRY(finish_transaction(ctx, jr, "ok", ""));
+  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
+    // Not recorded: the transaction is not complete, so it is undone like any failure
+    // after the switch.
+    return fail(revert_switch(ctx, jr, done.error()));
+  }
   TRY(fill_active(ctx));
   ctx.report().changed = true;
   ctx.action("activated generation " + std::to_string(n) + " (" + jr.entry + ")");
@@ -198,7 +202,9 @@ Status rollback(Context& ctx, std::optional<int> to) {
   jr.phase = store::Phase::generation_created;
   TRY(store::write_journal(ctx.layout(), jr));
   TRY(switch_and_check(ctx, jr, {}, false));
-  TRY(finish_transaction(ctx, jr, "ok", ""));
+  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
+    return fail(revert_switch(ctx, jr, done.error()));
+  }
   // After the switch, "previous" is where we came from, not the new rollback target.
   TRY_ASSIGN(StoreView after, read_store(ctx));
   ctx.report().active = gen_info(ctx, after, after.current);
