@@ -10,6 +10,23 @@ namespace cudnnctl::ops {
 
 namespace {
 
+// A failure before the flip: drop what this transaction created (its generation, its
+// entry), record the failure and clear the journal; when the cleanup itself fails, the
+// journal stays for the next command. Returns `why`.
+Status undo_unswitched(Context& ctx, store::Journal& jr, const Error& why) {
+  bool clean = true;
+  if (jr.generation_created && jr.to_generation) {
+    clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
+  }
+  if (jr.entry_created) {
+    clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
+  }
+  if (clean) {
+    (void)finish_transaction(ctx, jr, "failed", why.full_message());
+  }
+  return fail(why);
+}
+
 // Runs the journaled switch; a failure before the flip undoes what this transaction
 // created, a failure after it reverts to the previous generation (exit 5).
 Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& checks,
@@ -21,18 +38,7 @@ Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& 
     if (flipped) {
       return fail(revert_switch(ctx, jr, st.error()));
     }
-    // Not flipped: drop what this transaction created; keep the journal if that fails.
-    bool clean = true;
-    if (jr.generation_created && jr.to_generation) {
-      clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
-    }
-    if (jr.entry_created) {
-      clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
-    }
-    if (clean) {
-      (void)finish_transaction(ctx, jr, "failed", st.error().full_message());
-    }
-    return st;
+    return undo_unswitched(ctx, jr, st.error());
   }
   if (run_checks) {
     if (auto checked = post_switch_checks(ctx, jr.entry, checks); !checked) {
@@ -50,12 +56,17 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   TRY_ASSIGN(int n, next_generation_number(ctx, view));
   jr.to_generation = n;
   jr.generation_created = true; // owned by this transaction from here on
-  TRY(store::write_journal(layout, jr));
-  store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
-  TRY(store::create_generation(layout, gen));
-  TRY(util::hook("after-generation"));
-  jr.phase = store::Phase::generation_created;
-  TRY(store::write_journal(layout, jr));
+  auto created = [&]() -> Status {
+    TRY(store::write_journal(layout, jr));
+    store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
+    TRY(store::create_generation(layout, gen));
+    TRY(util::hook("after-generation"));
+    jr.phase = store::Phase::generation_created;
+    return store::write_journal(layout, jr);
+  }();
+  if (!created) {
+    return undo_unswitched(ctx, jr, created.error());
+  }
   TRY(switch_and_check(ctx, jr, checks, true));
   if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
     // Not recorded: the transaction is not complete, so it is undone like any failure
