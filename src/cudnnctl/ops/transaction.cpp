@@ -281,11 +281,25 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
   const auto& layout = ctx.layout();
   std::vector<std::string> done;
   auto journal = store::read_journal(layout);
+  std::optional<std::string> corrupt;
   if (!journal) {
-    // A torn or foreign journal: nothing in it can be trusted. The store itself is
-    // consistent (every publication is a rename), so keep `current`, re-integrate it and
-    // drop the journal.
-    ctx.warn(journal.error().message + "; keeping the active generation");
+    corrupt = journal.error().message;
+  } else if (*journal && (*journal)->from_generation) {
+    // Every transaction starts from an existing generation and nothing deletes it while
+    // the lock is held: a journal that names a missing one does not describe this store
+    // (reverting to it would point `current` at nothing).
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    if (!view.generation(*(*journal)->from_generation)) {
+      corrupt = "journal " + layout.journal_file().string() + " does not match the store: " +
+                "generation " + std::to_string(*(*journal)->from_generation) +
+                " (active when it started) does not exist";
+    }
+  }
+  if (corrupt) {
+    // A torn, foreign or inconsistent journal: nothing in it can be trusted. The store
+    // itself is consistent (every publication is a rename), so keep `current`,
+    // re-integrate it and drop the journal.
+    ctx.warn(*corrupt + "; keeping the active generation");
     TRY_ASSIGN(auto cur, store::current_generation(layout));
     std::vector<std::string> w;
     TRY_ASSIGN(auto gens, store::list_generations(layout, w));
@@ -298,7 +312,7 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     TRY(integrate_active(ctx, entry));
     TRY(store::append_history(layout, {{"command", "recover"},
                                        {"result", "journal-discarded"},
-                                       {"message", journal.error().message}}));
+                                       {"message", *corrupt}}));
     TRY(store::clear_journal(layout));
     done.push_back("discarded an unreadable journal and re-integrated the active generation");
   } else if (*journal) {
