@@ -105,14 +105,20 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache) {
   }
   auto plan = [&](const StoreView& view, std::vector<int>& gens, std::vector<std::string>& entries,
                   json& spared) {
-    std::vector<int> numbers;
-    for (const auto& g : view.generations) {
-      numbers.push_back(g.number);
-    }
-    std::sort(numbers.rbegin(), numbers.rend());
-    std::set<int> kept(numbers.begin(), numbers.begin() + std::min<size_t>(keep, numbers.size()));
+    // Keep what `rollback` would walk back to: the active generation and its ancestors.
+    // Without an active generation, keep the newest ones.
+    std::set<int> kept;
     if (view.current) {
-      kept.insert(*view.current);
+      std::optional<int> g = view.current;
+      while (g && static_cast<int>(kept.size()) < keep && !kept.count(*g)) {
+        kept.insert(*g);
+        g = store::rollback_target(view.generations, *g);
+      }
+    } else {
+      for (auto it = view.generations.rbegin();
+           it != view.generations.rend() && static_cast<int>(kept.size()) < keep; ++it) {
+        kept.insert(it->number);
+      }
     }
     std::set<std::string> used;
     for (const auto& g : view.generations) {
@@ -186,7 +192,8 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache) {
   ctx.line(verb + std::to_string(gens.size()) + " generation(s), " +
            std::to_string(entries.size()) + " store entr" + (entries.size() == 1 ? "y" : "ies") +
            (cache ? ", " + std::to_string(cache_files.size()) + " cached file(s)" : "") +
-           "; kept " + std::to_string(keep) + " newest generation(s) and the active one");
+           "; kept the active generation and what rollback walks back to (" +
+           std::to_string(keep) + " in all)");
   return {};
 }
 

@@ -16,8 +16,9 @@ namespace cudnnctl::ops {
 // --force). Not installed: ErrorCode::usage.
 [[nodiscard]] Status remove(Context& ctx, const std::string& version_arg);
 
-// Keeps the `keep` newest generations and the active one, deletes the others and the store
-// entries no kept generation uses, sparing entries a running process maps (listed in
+// Keeps `keep` generations: the active one and those `rollback` would walk back to from it
+// (the newest ones when none is active); deletes the others and the store entries no kept
+// generation uses, sparing entries a running process maps (listed in
 // data.spared). `cache`: also empties the download cache.
 [[nodiscard]] Status gc(Context& ctx, std::optional<int> keep, bool cache);
 
