@@ -3,6 +3,7 @@
 
 #include "ops/postswitch.hpp"
 #include "ops/transaction.hpp"
+#include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
 
@@ -191,6 +192,12 @@ Status rollback(Context& ctx, std::optional<int> to) {
     }
     ctx.line("would roll back to generation " + std::to_string(target));
     return {};
+  }
+  // A request the store cannot satisfy is refused before the lock (which creates the state
+  // directory): bad input changes nothing. Checked again under the lock.
+  if (!util::exists_nofollow(ctx.layout().journal_file())) {
+    TRY_ASSIGN(StoreView pre, read_store(ctx));
+    TRY(plan(pre));
   }
   TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
   TRY_ASSIGN(StoreView view, read_store(ctx));
