@@ -210,3 +210,47 @@ crash_case() {
   cr_expect_verify "$r"
   CR_ROOT=$r
 }
+
+# ---- fault server (tests/fixtures/faultserver.py) ------------------------------------------
+_CR_FS_PIDS=()
+_cr_stop_servers() {
+  local p
+  for p in "${_CR_FS_PIDS[@]}"; do
+    kill -TERM "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  _CR_FS_PIDS=()
+}
+# lib.bash owns the EXIT trap: stop our servers first, then hand it the original status.
+trap '_cr_rc=$?; set +eE; trap - ERR; _cr_stop_servers; (exit $_cr_rc); _e2e_on_exit' EXIT
+
+# start_faultserver DIR: serve DIR with faultserver.py on 127.0.0.1; sets FS_URL
+# (http://127.0.0.1:PORT), FS_LOG (the request log), FS_PID. Call directly, not in $(...).
+start_faultserver() {
+  local d i
+  d=$(mktemp -d "$E2E_TMP/fs.XXXXXX")
+  python3 "$E2E_FIXTURES/faultserver.py" --root "$1" --port-file "$d/port" --log "$d/log" \
+    </dev/null >"$d/out" 2>&1 &
+  FS_PID=$!
+  _CR_FS_PIDS+=("$FS_PID")
+  for i in $(seq 200); do
+    [ -s "$d/port" ] && break
+    kill -0 "$FS_PID" 2>/dev/null || fail "faultserver did not start: $(cat "$d/out")"
+    sleep 0.05
+  done
+  [ -s "$d/port" ] || fail "faultserver did not write its port"
+  FS_URL=http://127.0.0.1:$(cat "$d/port")
+  FS_LOG=$d/log
+}
+
+# fs_log_has REGEX: the fault server's log has a matching line (polled for up to 2 s, since
+# the server writes a line when the response ends).
+fs_log_has() {
+  local i
+  for i in $(seq 40); do
+    grep -qE -- "$1" "$FS_LOG" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "the server log has no line matching '$1':
+$(cut -c1-200 "$FS_LOG")"
+}
