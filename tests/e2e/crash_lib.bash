@@ -220,6 +220,7 @@ _cr_stop_servers() {
     wait "$p" 2>/dev/null || true
   done
   _CR_FS_PIDS=()
+  if declare -F stop_tls_nginx >/dev/null; then stop_tls_nginx; fi
 }
 # lib.bash owns the EXIT trap: stop our servers first, then hand it the original status.
 trap '_cr_rc=$?; set +eE; trap - ERR; _cr_stop_servers; (exit $_cr_rc); _e2e_on_exit' EXIT
