@@ -255,3 +255,17 @@ fs_log_has() {
   fail "the server log has no line matching '$1':
 $(cut -c1-200 "$FS_LOG")"
 }
+
+# cr_root_diff BEFORE AFTER ALLOWED_REGEX: BEFORE and AFTER are tree_snapshot outputs of
+# the same root; every line that differs must be a line of AFTER (something new) whose
+# path matches ALLOWED_REGEX (an ERE over "PATH TYPE"); nothing may change or disappear.
+cr_root_diff() {
+  local extra missing
+  missing=$(LC_ALL=C comm -23 <(LC_ALL=C sort "$1") <(LC_ALL=C sort "$2"))
+  [ -z "$missing" ] || fail "changed or removed under the root:
+$missing"
+  extra=$(LC_ALL=C comm -13 <(LC_ALL=C sort "$1") <(LC_ALL=C sort "$2") |
+    awk '{print $1 " " $2}' | grep -Ev -- "$3" || true)
+  [ -z "$extra" ] || fail "created under the root, and not allowed:
+$extra"
+}
