@@ -117,6 +117,7 @@ int run(int argc, char** argv) {
   register_switch(app, action);
   register_query(app, action);
   register_maintain(app, action);
+  register_mirror(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

@@ -221,6 +221,9 @@ Status install(Context& ctx, const InstallOptions& o) {
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(Target target, resolve_target(ctx));
   TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
+  // What was asked for, and (below) the full version the command ends with: the Ansible
+  // module reports them, also under --dry-run.
+  ctx.report().data["requested"] = o.version;
 
   // Already installed? Then no network is needed: a no-op or a switch to that entry.
   {
@@ -240,6 +243,7 @@ Status install(Context& ctx, const InstallOptions& o) {
         ctx.report().previous =
             gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
         ctx.report().data["entry"] = e->name;
+        ctx.report().data["version"] = e->version;
         if (e->archive) {
           ctx.report().data["archive"] = {{"version", e->version}, {"cuda", e->cuda_major},
                                           {"platform", e->platform}, {"url", e->archive->url},
@@ -253,6 +257,8 @@ Status install(Context& ctx, const InstallOptions& o) {
     }
     if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
       ctx.info("cuDNN " + describe(*local.front()) + " is already in the store; activating it");
+      ctx.report().data["entry"] = local.front()->name;
+      ctx.report().data["version"] = local.front()->version;
       return activate_entry(ctx, local.front()->name, "install " + o.version);
     }
   }
@@ -269,6 +275,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::string name = store::entry_name(sel.version, sel.cuda_major, sel.platform, components);
   ctx.report().data["archive"] = archive_json(sel, r.archive_urls.front());
   ctx.report().data["entry"] = name;
+  ctx.report().data["version"] = sel.version;
   ctx.report().data["components"] = components;
 
   TRY(check_requirements(ctx, sel, o));
