@@ -9,9 +9,9 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/file.h>
 #include <thread>
 #include <unistd.h>
 
@@ -54,6 +54,8 @@ static std::string read_holder(int fd) {
   }
   long pid = flock_holder_pid(fd);
   if (pid > 0 && !s.starts_with("pid " + std::to_string(pid) + ":")) {
+    // The content was written by the last cudnnctl that took the lock: kept as a hint.
+    std::string last = s.empty() ? "" : " (the lock file was last written by: " + s + ")";
     std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
     std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
     std::replace(args.begin(), args.end(), '\0', ' ');
@@ -65,9 +67,9 @@ static std::string read_holder(int fd) {
     }
     if (args.empty() && ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0) {
       return "a process that inherited the lock from pid " + std::to_string(pid) +
-             " (no longer running)";
+             " (no longer running)" + last;
     }
-    return "pid " + std::to_string(pid) + (args.empty() ? "" : " (" + args + ")");
+    return "pid " + std::to_string(pid) + (args.empty() ? "" : " (" + args + ")") + last;
   }
   return s.empty() ? "another cudnnctl process" : s;
 }
