@@ -290,8 +290,9 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     // (reverting to it would point `current` at nothing).
     TRY_ASSIGN(StoreView view, read_store(ctx));
     if (!view.generation(*(*journal)->from_generation)) {
-      corrupt = "journal " + layout.journal_file().string() + " does not match the store: " +
-                "generation " + std::to_string(*(*journal)->from_generation) +
+      corrupt = "journal " + layout.journal_file().string() +
+                " does not match the store: generation " +
+                std::to_string(*(*journal)->from_generation) +
                 " (active when it started) does not exist";
     }
   }
