@@ -281,4 +281,27 @@ expect_exit 0 ctl "$R" --lock-timeout 0 install 8.9.7
 expect_contains "$ERR" "undid interrupted"
 cr_check "$R" --clean --loader --record="-2:undone-by-recover:install:1" --record="-1:ok:install:1"
 N=$((N + 1))
+TEST "an install paused between extraction and the switch: status sees the old state, gc and a second install are busy, the install then completes"
+R=$(cr_copy one paused)
+FIFO2=$E2E_TMP/pause2.fifo
+mkfifo "$FIFO2"
+CUDNNCTL_TEST_PAUSE_AT=after-store-commit:$FIFO2 "$CUDNNCTL" --root "$R" --mirror "file://$CR_MIRROR" \
+  --cuda 12 install 8.9.7 >"$E2E_TMP/paused.out" 2>"$E2E_TMP/paused.err" &
+PAUSED=$!
+_CR_FS_PIDS+=("$PAUSED")
+for i in $(seq 200); do
+  [ -d "$R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64" ] && break
+  sleep 0.05
+done
+expect_exit 0 cudnnctl --root "$R" status --json
+expect_json 'd["active"]["generation"]' 1
+expect_exit 6 ctl "$R" --lock-timeout 0 gc --keep 1
+expect_exit 6 ctl "$R" --lock-timeout 0 install 9.27.0
+cr_check "$R" --allowed 1
+echo go >"$FIFO2"
+rc=0
+wait "$PAUSED" || rc=$?
+expect_eq "$rc" 0 "the paused install ($(cat "$E2E_TMP/paused.err"))"
+cr_check "$R" --allowed 2 --clean --loader --history-count 2 --record="-1:ok:install:1:2"
+N=$((N + 1))
 echo "resource cases: $N" >&2
