@@ -117,7 +117,9 @@ int run(int argc, char** argv) {
   register_switch(app, action);
   register_query(app, action);
   register_maintain(app, action);
+  register_smoke(app, action);
   register_mirror(app, action);
+  register_doctor(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

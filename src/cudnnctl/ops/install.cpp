@@ -136,7 +136,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
   TRY_ASSIGN(auto entries, archive::extract(hooked, staging, eo));
   TRY(util::hook("after-extract"));
 
-  TRY(validate_staged(ctx, staging, sel));
+  TRY(validate_staged(ctx, staging, sel, components));
 
   store::EntryInfo info;
   info.name = jr.entry;
