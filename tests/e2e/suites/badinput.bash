@@ -169,6 +169,7 @@ bad "$R2" "--components bogus" $M install 9.27.0 --components bogus
 bad "$R2" "--components empty" $M install 9.27.0 --components ,
 bad "$R2" "--cacert missing file" $M --cacert /nonexistent/ca.pem install 9.27.0
 bad "$R2" "gc --keep 0" gc --keep 0
+expect_contains "$OUT" "not in range 1 to"
 bad "$R2" "gc --keep -1" gc --keep -1
 bad "$R2" "gc --keep abc" gc --keep abc
 bad "$R2" "rollback --to 0" rollback --to 0
