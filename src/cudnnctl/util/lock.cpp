@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/lock.hpp"
 
+#include "util/strings.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -24,19 +23,23 @@ static long flock_holder_pid(int fd) {
   if (::fstat(fd, &st) != 0) {
     return 0;
   }
-  std::ifstream in("/proc/locks");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, type, advisory, mode, pid, dev;
-    fields >> id >> type >> advisory >> mode >> pid >> dev;
+  auto locks = read_file("/proc/locks", 16u << 20);
+  if (!locks) {
+    return 0;
+  }
+  for (const auto& line : split(*locks, '\n')) {
+    char type[16] = {};
+    long pid = 0;
     unsigned maj = 0, min = 0;
     unsigned long long ino = 0;
-    if (type != "FLOCK" || std::sscanf(dev.c_str(), "%x:%x:%llu", &maj, &min, &ino) != 3) {
-      continue; // another kind of lock, or a waiter ("-> FLOCK ...")
+    // A waiter's line starts "1: -> FLOCK": it does not parse and is skipped.
+    if (std::sscanf(line.c_str(), "%*s %15s %*s %*s %ld %x:%x:%llu", type, &pid, &maj, &min,
+                    &ino) != 5 ||
+        std::string_view(type) != "FLOCK") {
+      continue;
     }
     if (ino == st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev)) {
-      return std::atol(pid.c_str());
+      return pid;
     }
   }
   return 0;
@@ -56,8 +59,8 @@ static std::string read_holder(int fd) {
   if (pid > 0 && !s.starts_with("pid " + std::to_string(pid) + ":")) {
     // The content was written by the last cudnnctl that took the lock: kept as a hint.
     std::string last = s.empty() ? "" : " (the lock file was last written by: " + s + ")";
-    std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    auto cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline", 1 << 16);
+    std::string args = cmdline ? *cmdline : std::string();
     std::replace(args.begin(), args.end(), '\0', ' ');
     while (!args.empty() && args.back() == ' ') {
       args.pop_back();
