@@ -123,7 +123,10 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
 
   archive::ExtractOptions eo;
   eo.expected_top = archive::archive_top_name(sel.package.relative_path);
-  eo.max_total_bytes = sel.package.size * 16 + (64u << 20);
+  // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
+  // about 2.5x), with a floor for tiny archives. Not size*16 + 64 MiB: that let a 10 KB
+  // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
+  eo.max_total_bytes = std::max<uint64_t>(sel.package.size * 16, 16u << 20);
   eo.max_entry_bytes = eo.max_total_bytes;
   eo.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);
@@ -218,6 +221,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(Target target, resolve_target(ctx));
+  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   ctx.report().data["requested"] = o.version;
