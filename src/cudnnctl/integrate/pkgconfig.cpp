@@ -4,6 +4,8 @@
 #include "util/fs.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <unistd.h>
 
 namespace cudnnctl::integrate {
 
@@ -38,11 +40,24 @@ Status write_pkgconfig(const store::Layout& layout, const store::EntryInfo& entr
 
 Status remove_pkgconfig(const store::Layout& layout) {
   auto file = pkgconfig_file(layout);
-  if (!util::exists_nofollow(file)) {
-    return {};
+  if (util::exists_nofollow(file)) {
+    TRY(util::remove_file(file));
+    TRY(util::fsync_dir(file.parent_path()));
   }
-  TRY(util::remove_file(file));
-  return util::fsync_dir(file.parent_path());
+  // With nothing active, nothing of the pkg-config step stays: the directories it created go
+  // too when they are empty (anything else in them keeps them).
+  bool removed = false;
+  for (const auto& dir : {file.parent_path(), file.parent_path().parent_path()}) {
+    if (::rmdir(dir.c_str()) == 0) {
+      removed = true;
+    } else if (errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST) {
+      return fail_errno("cannot remove " + dir.string(), errno);
+    }
+  }
+  if (removed) {
+    TRY(util::fsync_dir(layout.prefix_dir()));
+  }
+  return {};
 }
 
 } // namespace cudnnctl::integrate
