@@ -12,7 +12,6 @@ namespace cudnnctl::doctor {
 
 namespace {
 
-
 std::string where(const Install& i) {
   std::string s = i.label();
   if (!i.dpkg_package.empty()) {

@@ -11,7 +11,6 @@ namespace cudnnctl::doctor {
 
 namespace {
 
-
 bool used_by_plain_process(const DoctorReport& r, int id) {
   for (const auto& c : r.resolution) {
     if (c.kind != "process") {
