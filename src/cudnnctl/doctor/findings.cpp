@@ -12,12 +12,6 @@ namespace cudnnctl::doctor {
 
 namespace {
 
-void add(DoctorReport& r, std::string code, Severity sev, std::string message,
-         std::vector<std::string> paths, std::string fix) {
-  r.findings.push_back(
-      {std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
-}
-
 std::string where(const Install& i) {
   std::string s = i.label();
   if (!i.dpkg_package.empty()) {
@@ -247,6 +241,12 @@ void sort_findings(DoctorReport& r) {
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
   });
+}
+
+void add(DoctorReport& r, std::string code, Severity sev, std::string message,
+         std::vector<std::string> paths, std::string fix) {
+  r.findings.push_back(
+      {std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
 }
 
 } // namespace cudnnctl::doctor

@@ -43,4 +43,8 @@ void add_runtime_findings(DoctorReport& r, const FindingContext& ctx);
 // Errors first, then warnings, then info; otherwise in the order found.
 void sort_findings(DoctorReport& r);
 
+// Appends one finding.
+void add(DoctorReport& r, std::string code, Severity sev, std::string message,
+         std::vector<std::string> paths, std::string fix);
+
 } // namespace cudnnctl::doctor

@@ -11,12 +11,6 @@ namespace cudnnctl::doctor {
 
 namespace {
 
-void add(DoctorReport& r, std::string code, Severity sev, std::string message,
-         std::vector<std::string> paths, std::string fix) {
-  r.findings.push_back(
-      {std::move(code), sev, std::move(message), std::move(paths), std::move(fix)});
-}
-
 bool used_by_plain_process(const DoctorReport& r, int id) {
   for (const auto& c : r.resolution) {
     if (c.kind != "process") {

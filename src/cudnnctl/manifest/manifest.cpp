@@ -117,18 +117,7 @@ std::optional<int> release_product_major(std::string_view product) {
   if (at == std::string_view::npos) {
     return std::nullopt;
   }
-  std::string_view digits = product.substr(at + 6);
-  if (digits.empty() || digits.size() > 3 || digits[0] == '0') {
-    return std::nullopt;
-  }
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + (c - '0');
-  }
-  return value;
+  return detail::small_major(product.substr(at + 6));
 }
 
 // The label in a "redistrib_<label>.json" file name at the end of `source`, if any.

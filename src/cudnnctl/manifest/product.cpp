@@ -32,21 +32,6 @@ bool is_product_field(std::string_view key) {
   return std::find(k_product_fields.begin(), k_product_fields.end(), key) != k_product_fields.end();
 }
 
-// 1 to 3 decimal digits without a leading zero, 1..999.
-std::optional<int> small_major(std::string_view digits) {
-  if (digits.empty() || digits.size() > 3 || digits[0] == '0') {
-    return std::nullopt;
-  }
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + (c - '0');
-  }
-  return value;
-}
-
 // "cuda12" -> 12; nullopt for any other key.
 std::optional<int> variant_major(std::string_view key) {
   if (!key.starts_with("cuda")) {
@@ -410,6 +395,20 @@ std::optional<int> file_name_major(std::string_view relative_path) {
     return std::nullopt;
   }
   return small_major(rest.substr(0, digits));
+}
+
+std::optional<int> small_major(std::string_view digits) {
+  if (digits.empty() || digits.size() > 3 || digits[0] == '0') {
+    return std::nullopt;
+  }
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    value = value * 10 + (c - '0');
+  }
+  return value;
 }
 
 } // namespace cudnnctl::manifest::detail

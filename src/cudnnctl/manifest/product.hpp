@@ -43,4 +43,7 @@ std::optional<std::string> relative_path_problem(std::string_view path, std::str
 // "..._cuda13.4-archive.zip" -> 13; nullopt when it states none ("...-source-...").
 std::optional<int> file_name_major(std::string_view relative_path);
 
+// 1 to 3 decimal digits without a leading zero, 1..999 (a CUDA major); nullopt otherwise.
+std::optional<int> small_major(std::string_view digits);
+
 } // namespace cudnnctl::manifest::detail

@@ -24,7 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t k_max_manifest = 4u << 20;
 
 // One archive to place in DIR.
 struct MirrorArchive {
@@ -79,75 +78,22 @@ Result<std::vector<std::string>> wanted_platforms(const Context& ctx) {
 }
 
 // The manifest must describe the release that was asked for.
-Status check_describes(const manifest::Manifest& m, const manifest::Version& wanted,
-                       const std::string& source) {
-  const auto& product = m.products.at("cudnn"); // parse_manifest guarantees it
-  auto version = manifest::Version::parse(product.version);
-  auto label = manifest::Version::parse(m.release_label);
-  if ((version && wanted.is_prefix_of(*version)) || (label && *label == wanted)) {
-    return {};
-  }
-  return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " + product.version +
-                                    " (label " + m.release_label + "), not " + wanted.str());
-}
-
 // Fetches the manifest for `version_arg` and checks it against its pin.
 Result<MirrorRelease> fetch_release(Context& ctx, const std::string& version_arg,
                                     const manifest::PinSet& pins,
                                     std::vector<std::string> platforms) {
   TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
-  auto accept = [&](const std::string& body, const std::string& url) -> Status {
-    TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
-    std::string digest = util::sha256_hex(body);
-    switch (pins.check(parsed.release_label, digest)) {
-    case manifest::PinVerdict::match:
-      return {};
-    case manifest::PinVerdict::mismatch: {
-      const auto* pin = pins.find(parsed.release_label);
-      return fail(ErrorCode::integrity, "manifest " + url + " does not match its pin for " +
-                                            parsed.release_label + " (expected " + pin->sha256 +
-                                            " from " + pin->source + ", got " + digest + ")");
-    }
-    case manifest::PinVerdict::unpinned:
-      if (ctx.require_pin()) {
-        return fail(ErrorCode::integrity,
-                    "manifest " + url + " for " + parsed.release_label +
-                        " is not pinned and --require-pin is set (add its sha256 to "
-                        "/etc/cudnnctl/pins.d/)");
-      }
-      return {};
-    }
-    return {};
-  };
-  std::vector<std::string> names = {"redistrib_" + wanted.str() + ".json"};
-  if (wanted.parts.size() == 4) {
-    names.push_back("redistrib_" + wanted.prefix(3) + ".json"); // 9.x: 3-component labels only
-  }
-  Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
-  for (const auto& name : names) {
-    ctx.info("fetching " + name, 1);
-    got = fetch::fetch_first(ctx.mirrors(), name, k_max_manifest, fetch_options(ctx), accept);
-    if (got || got.error().code != ErrorCode::usage ||
-        got.error().message.find("not found") == std::string::npos) {
-      break;
-    }
-  }
-  if (!got) {
-    Error e = got.error();
-    if (e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos) {
-      e.message = "unknown cuDNN version " + version_arg + ": " + e.message;
-    }
-    return fail(e);
-  }
-  TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(got->bytes, got->url));
-  TRY(check_describes(m, wanted, got->url));
+  TRY_ASSIGN(fetch::Fetched got,
+             fetch_manifest(ctx, ctx.mirrors(), manifest_names(wanted), version_arg, pins));
+  TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(got.bytes, got.url));
+  TRY(check_manifest_matches(m, wanted, got.url));
   MirrorRelease r;
-  r.url = got->url;
-  r.file = got->url.substr(got->url.rfind('/') + 1);
+  r.url = got.url;
+  r.file = got.url.substr(got.url.rfind('/') + 1);
   r.label = m.release_label;
   r.version = m.products.at("cudnn").version;
-  r.sha256 = util::sha256_hex(got->bytes);
-  r.bytes = std::move(got->bytes);
+  r.sha256 = util::sha256_hex(got.bytes);
+  r.bytes = std::move(got.bytes);
   const auto* pin = pins.find(r.label);
   if (!pin) {
     r.pin = "none";

@@ -13,11 +13,10 @@ namespace cudnnctl::ops {
 
 namespace {
 
-constexpr size_t k_max_manifest = 4u << 20;
-
 bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }
 
-// The manifest must describe the release that was asked for.
+} // namespace
+
 Status check_manifest_matches(const manifest::Manifest& m, const manifest::Version& wanted,
                               const std::string& source) {
   auto it = m.products.find("cudnn");
@@ -35,7 +34,70 @@ Status check_manifest_matches(const manifest::Manifest& m, const manifest::Versi
   return {};
 }
 
-} // namespace
+Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins,
+                          const std::string& body, const std::string& url) {
+  TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
+  const std::string& label = parsed.release_label;
+  std::string digest = util::sha256_hex(body);
+  switch (pins.check(label, digest)) {
+  case manifest::PinVerdict::match:
+    return {};
+  case manifest::PinVerdict::mismatch: {
+    const auto* pin = pins.find(label);
+    return fail(ErrorCode::integrity, "manifest " + url + " does not match its pin for " + label +
+                                          " (expected " + pin->sha256 + " from " + pin->source +
+                                          ", got " + digest + ")");
+  }
+  case manifest::PinVerdict::unpinned:
+    if (ctx.require_pin()) {
+      return fail(ErrorCode::integrity, "manifest " + url + " for " + label +
+                                            " is not pinned and --require-pin is set (add its "
+                                            "sha256 to /etc/cudnnctl/pins.d/)");
+    }
+    return {};
+  }
+  return {};
+}
+
+std::vector<std::string> manifest_names(const manifest::Version& wanted) {
+  std::vector<std::string> names = {"redistrib_" + wanted.str() + ".json"};
+  if (wanted.parts.size() == 4) {
+    // 9.x publishes only 3-component labels; 8.x has both.
+    names.push_back("redistrib_" + wanted.prefix(3) + ".json");
+  }
+  return names;
+}
+
+Result<fetch::Fetched> fetch_manifest(Context& ctx, const std::vector<std::string>& bases,
+                                      const std::vector<std::string>& names,
+                                      const std::string& version_arg,
+                                      const manifest::PinSet& pins) {
+  auto accept = [&](const std::string& body, const std::string& url) {
+    return check_manifest_pin(ctx, pins, body, url);
+  };
+  // fetch_first answers ErrorCode::usage "... not found on any mirror" only when every base
+  // answered 404; then the next name is worth trying.
+  auto not_found = [](const Error& e) {
+    return e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos;
+  };
+  Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
+  for (const auto& name : names) {
+    ctx.info("fetching " + name, 1);
+    got = fetch::fetch_first(bases, name, k_max_manifest, fetch_options(ctx), accept);
+    if (got || !not_found(got.error())) {
+      break;
+    }
+  }
+  if (!got && not_found(got.error())) {
+    Error e = got.error();
+    auto labels = pins.labels();
+    e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
+                (labels.empty() ? ""
+                                : " (releases cudnnctl knows: " + util::join(labels, ", ") + ")");
+    return fail(e);
+  }
+  return got;
+}
 
 Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
   auto v = manifest::Version::parse(version_arg);
@@ -100,33 +162,6 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
   std::vector<std::string> bases;
   bool check_pin = true;
 
-  // Pin check, run on every fetched manifest before it is used.
-  auto accept = [&](const std::string& body, const std::string& url) -> Status {
-    auto parsed = manifest::parse_manifest(body, url);
-    if (!parsed) {
-      return fail(parsed.error());
-    }
-    std::string label = parsed->release_label;
-    std::string digest = util::sha256_hex(body);
-    switch (pins.check(label, digest)) {
-    case manifest::PinVerdict::match:
-      return {};
-    case manifest::PinVerdict::mismatch:
-      return fail(ErrorCode::integrity,
-                  "manifest " + url + " does not match its pin for " + label + " (expected " +
-                      pins.find(label)->sha256 + " from " + pins.find(label)->source + ", got " +
-                      digest + ")");
-    case manifest::PinVerdict::unpinned:
-      if (ctx.require_pin()) {
-        return fail(ErrorCode::integrity, "manifest " + url + " for " + label +
-                                              " is not pinned and --require-pin is set (add its "
-                                              "sha256 to /etc/cudnnctl/pins.d/)");
-      }
-      return {};
-    }
-    return {};
-  };
-
   if (ctx.opts().manifest && !is_url(*ctx.opts().manifest)) {
     // The operator's explicit choice: used as given.
     const std::string& file = *ctx.opts().manifest;
@@ -139,44 +174,20 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
     bases = ctx.mirrors();
     check_pin = false;
   } else {
-    std::vector<std::string> manifest_bases;
-    std::vector<std::string> names;
+    std::vector<std::string> manifest_bases = ctx.mirrors();
+    std::vector<std::string> names = manifest_names(wanted);
     if (ctx.opts().manifest) {
       const std::string& url = *ctx.opts().manifest;
       auto slash = url.rfind('/');
       manifest_bases = {url.substr(0, slash + 1)};
       names = {url.substr(slash + 1)};
-    } else {
-      manifest_bases = ctx.mirrors();
-      names = {"redistrib_" + wanted.str() + ".json"};
-      if (wanted.parts.size() == 4) {
-        // 9.x publishes only 3-component labels; 8.x has both.
-        names.push_back("redistrib_" + wanted.prefix(3) + ".json");
-      }
     }
-    Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
-    for (const auto& name : names) {
-      ctx.info("fetching " + name, 1);
-      got = fetch::fetch_first(manifest_bases, name, k_max_manifest, fetch_options(ctx), accept);
-      if (got || got.error().code != ErrorCode::usage ||
-          got.error().message.find("not found") == std::string::npos) {
-        break;
-      }
-    }
-    if (!got) {
-      Error e = got.error();
-      if (e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos) {
-        auto labels = pins.labels();
-        e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
-                    (labels.empty() ? "" : " (releases cudnnctl knows: " +
-                                               util::join(labels, ", ") + ")");
-      }
-      return fail(e);
-    }
-    bytes = std::move(got->bytes);
-    r.manifest_source = got->url;
+    TRY_ASSIGN(fetch::Fetched got,
+               fetch_manifest(ctx, manifest_bases, names, version_arg, pins));
+    bytes = std::move(got.bytes);
+    r.manifest_source = got.url;
     // Archives are looked for beside the manifest first, then on the other mirrors.
-    bases = {got->url.substr(0, got->url.rfind('/') + 1)};
+    bases = {got.url.substr(0, got.url.rfind('/') + 1)};
     for (const auto& m : ctx.mirrors()) {
       if (std::find(bases.begin(), bases.end(), m) == bases.end()) {
         bases.push_back(m);

@@ -6,6 +6,7 @@
 
 #include "fetch/fetch.hpp"
 #include "manifest/manifest.hpp"
+#include "manifest/pins.hpp"
 #include "manifest/version.hpp"
 #include "ops/context.hpp"
 
@@ -37,6 +38,33 @@ struct Resolved {
 
 // Fetch options from the context (cacert, progress).
 fetch::Options fetch_options(const Context& ctx);
+
+// Largest manifest accepted (real ones are under 16 KiB).
+inline constexpr size_t k_max_manifest = 4u << 20;
+
+// The pin check every fetched manifest passes before it is used: a mismatch, or an unpinned
+// manifest under --require-pin, is ErrorCode::integrity; malformed is ErrorCode::usage.
+[[nodiscard]] Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins,
+                                        const std::string& body, const std::string& url);
+
+// The manifest file names for VERSION: redistrib_<VERSION>.json and, for a 4-component
+// version, the 3-component label (9.x publishes only those).
+std::vector<std::string> manifest_names(const manifest::Version& wanted);
+
+// Fetches the first of `names` that a base serves and that passes check_manifest_pin. Every
+// name 404 on every base: ErrorCode::usage "unknown cuDNN version ..." listing the releases
+// the pins know.
+[[nodiscard]] Result<fetch::Fetched> fetch_manifest(Context& ctx,
+                                                    const std::vector<std::string>& bases,
+                                                    const std::vector<std::string>& names,
+                                                    const std::string& version_arg,
+                                                    const manifest::PinSet& pins);
+
+// The manifest describes the release that was asked for (label or version prefix), else
+// ErrorCode::usage.
+[[nodiscard]] Status check_manifest_matches(const manifest::Manifest& m,
+                                            const manifest::Version& wanted,
+                                            const std::string& source);
 
 // Resolves VERSION through the manifest. Errors: usage (unknown version/platform/variant,
 // malformed manifest), integrity (pin mismatch, unpinned under --require-pin), network.
