@@ -176,7 +176,7 @@ Progress::Progress(ProgressStyle style, std::vector<std::string> phase_names, st
     m_phases.push_back(std::move(p));
   }
   m_started_at.assign(m_phases.size(), 0.0);
-  if (m_style != ProgressStyle::none) {
+  if (m_style == ProgressStyle::lines) {
     m_last_draw = m_clock(); // the first plain line after one interval, not at once
   }
 }
