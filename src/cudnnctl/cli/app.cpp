@@ -94,6 +94,7 @@ int run(int argc, char** argv) {
   register_switch(app, action);
   register_query(app, action);
   register_maintain(app, action);
+  register_debug(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }
