@@ -18,6 +18,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -125,6 +126,12 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   so.expected_size = pkg.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, pkg.size); };
   StreamExtractor extractor(staging, std::move(so));
+  // -vv: where the time goes (docs/BENCHMARKS.md).
+  const auto t0 = std::chrono::steady_clock::now();
+  auto timing = [&](const char* what) {
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
+  };
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
 
   // Download (or read), hash and extract in one pass. Until the digest matched, the bytes
@@ -148,14 +155,17 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
     url = r.archive_urls.front();
   }
   progress.complete(0);
+  timing("archive verified");
   TRY(util::hook("after-download"));
   TRY_ASSIGN(auto entries, extractor.finish());
+  timing("extraction done");
   progress.update(1, pkg.size, pkg.size);
   progress.complete(1);
   progress.finish(true);
   TRY(util::hook("after-extract"));
 
   TRY(validate_staged(ctx, staging, sel));
+  timing("validated");
 
   store::EntryInfo info;
   info.name = jr.entry;
@@ -202,6 +212,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
                               util::Fsync::no));
   // Everything in the entry reaches the disk before the rename that publishes it.
   TRY(util::sync_tree(staging));
+  timing("staging synced");
   TRY(util::hook("after-staging"));
   jr.entry_created = true; // this transaction owns the entry from here on
   TRY(store::write_journal(layout, jr));
@@ -210,6 +221,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   jr.staging.clear();
   TRY(store::write_journal(layout, jr));
   TRY(util::hook("after-store-commit"));
+  timing("entry published");
   ctx.action("extracted " + describe(info) + " into " + layout.entry_dir(jr.entry).string());
   return {};
 }
