@@ -39,6 +39,12 @@ Result<std::vector<std::string>> parse_components(const std::string& list) {
       out.push_back(c);
     }
   }
+  // An active cuDNN is what the loader finds: without its shared libraries there is nothing
+  // to activate (nor to validate, nor for the post-switch loader check).
+  if (std::find(out.begin(), out.end(), "runtime") == out.end()) {
+    return fail(ErrorCode::usage, "--components must include runtime (the shared libraries), "
+                                  "e.g. runtime,headers,static for everything");
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -123,6 +129,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   so.extract.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);
   };
+  so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
   so.expected_size = pkg.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, pkg.size); };
   StreamExtractor extractor(staging, std::move(so));
@@ -133,6 +140,12 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
     ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
   };
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
+  fetch::StreamSink sink = extractor.sink();
+  sink.restart = [&]() -> Status {
+    ctx.info("the download started again from byte 0 (resume refused, retry or next mirror): "
+             "extracting again");
+    return extractor.sink().restart();
+  };
 
   // Download (or read), hash and extract in one pass. Until the digest matched, the bytes
   // and what the extractor made of them are untrusted; a refused entry is final only then.
@@ -140,7 +153,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   if (o.archive) {
     ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) +
              ")");
-    TRY(stream_file(*o.archive, pkg.size, pkg.sha256, extractor.sink(), on_bytes));
+    TRY(stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
     ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
     url = "file://" + fs::absolute(*o.archive).string();
   } else {
@@ -150,7 +163,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
     fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
     fetch::Options fo = fetch_options(ctx);
     fo.progress = on_bytes;
-    TRY(fetch::fetch_archive(req, layout.cache_dir(), fo, &extractor.sink()));
+    TRY(fetch::fetch_archive(req, layout.cache_dir(), fo, &sink));
     ctx.action("downloaded and verified " + file_name);
     url = r.archive_urls.front();
   }
