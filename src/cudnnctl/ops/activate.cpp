@@ -54,8 +54,9 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
   TRY(store::create_generation(layout, gen));
   TRY(util::hook("after-generation"));
+  // The next record (switching, before the flip) follows with nothing done in between: a
+  // separate generation-created record would add two fsyncs and change no recovery decision.
   jr.phase = store::Phase::generation_created;
-  TRY(store::write_journal(layout, jr));
   TRY(switch_and_check(ctx, jr, checks, true));
   TRY(finish_transaction(ctx, jr, "ok", ""));
   TRY(fill_active(ctx));
@@ -83,7 +84,7 @@ Status activate_entry_locked(Context& ctx, const std::string& name, const std::s
   jr.entry = name;
   jr.from_generation = view.current;
   jr.phase = store::Phase::entry_committed;
-  TRY(store::write_journal(ctx.layout(), jr));
+  // First record: written by switch_to_new_generation before the generation is created.
   return switch_to_new_generation(ctx, jr, view, command, checks);
 }
 
@@ -194,8 +195,9 @@ Status rollback(Context& ctx, std::optional<int> to) {
   jr.entry = g->entry;
   jr.from_generation = view.current;
   jr.to_generation = target;
+  // First record: `switching`, written by switch_generation before the flip (nothing is
+  // created before it).
   jr.phase = store::Phase::generation_created;
-  TRY(store::write_journal(ctx.layout(), jr));
   TRY(switch_and_check(ctx, jr, {}, false));
   TRY(finish_transaction(ctx, jr, "ok", ""));
   // After the switch, "previous" is where we came from, not the new rollback target.
