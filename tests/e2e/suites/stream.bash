@@ -96,6 +96,14 @@ same_tree "$REF" "$LOCAL"
 expect_exit 0 c "$REF" verify
 expect_exit 0 c "$LOCAL" verify
 
+TEST "install of the active version again: no network, nothing read or written"
+tree_snapshot "$REF/opt" >"$E2E_TMP/opt.before"
+expect_exit 0 c "$REF" --mirror http://127.0.0.1:9/ --json install 9.14.0 --no-smoke
+expect_json 'd["changed"]' false
+expect_json 'd["active"]["generation"]' 1
+tree_snapshot "$REF/opt" >"$E2E_TMP/opt.after"
+cmp -s "$E2E_TMP/opt.before" "$E2E_TMP/opt.after" || fail "reinstall changed the prefix"
+
 TEST "from the cache: the same entry, one pass, no network"
 R=$(new_root)
 mkdir -p "$R/var/cache/cudnnctl"
