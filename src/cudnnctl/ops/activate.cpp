@@ -54,8 +54,9 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
   TRY(store::create_generation(layout, gen));
   TRY(util::hook("after-generation"));
-  // The next record (switching, before the flip) follows with nothing done in between: a
-  // separate generation-created record would add two fsyncs and change no recovery decision.
+  // No further record before the flip: the one above names the generation, and recovery
+  // undoes it (current still old) or rolls forward (current names it) from that alone. Each
+  // record is two fsyncs.
   jr.phase = store::Phase::generation_created;
   TRY(switch_and_check(ctx, jr, checks, true));
   TRY(finish_transaction(ctx, jr, "ok", ""));
@@ -195,9 +196,9 @@ Status rollback(Context& ctx, std::optional<int> to) {
   jr.entry = g->entry;
   jr.from_generation = view.current;
   jr.to_generation = target;
-  // First record: `switching`, written by switch_generation before the flip (nothing is
-  // created before it).
-  jr.phase = store::Phase::generation_created;
+  // The only record before the flip (nothing is created): it names the target generation.
+  jr.phase = store::Phase::switching;
+  TRY(store::write_journal(ctx.layout(), jr));
   TRY(switch_and_check(ctx, jr, {}, false));
   TRY(finish_transaction(ctx, jr, "ok", ""));
   // After the switch, "previous" is where we came from, not the new rollback target.

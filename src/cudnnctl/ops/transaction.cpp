@@ -126,8 +126,9 @@ Status integrate_active(Context& ctx, const std::optional<std::string>& entry) {
 
 Status switch_generation(Context& ctx, store::Journal& jr) {
   const auto& layout = ctx.layout();
+  // The journal on disk already names the generation this switch goes to (callers write it
+  // before anything is created); recovery needs no more to undo or roll forward.
   jr.phase = store::Phase::switching;
-  TRY(store::write_journal(layout, jr));
   TRY(util::hook("before-switch"));
   // The commit point: after this rename every reader sees the new generation.
   TRY(store::set_current(layout, *jr.to_generation));
