@@ -59,6 +59,29 @@ std::string argv_line(int argc, char** argv) {
   return s;
 }
 
+// The first word that is neither an option nor an option's value: what the user meant as the
+// command. Used to turn CLI11's "A subcommand is required" into "unknown command X".
+std::string first_word(int argc, char** argv, const CLI::App& app) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("-", 0) == 0) {
+      if (a.find('=') == std::string::npos) {
+        const CLI::Option* opt = nullptr;
+        try {
+          opt = app.get_option_no_throw(a);
+        } catch (...) {
+        }
+        if (opt && opt->get_type_size() != 0 && i + 1 < argc) {
+          ++i;
+        }
+      }
+      continue;
+    }
+    return a;
+  }
+  return {};
+}
+
 int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   ops::Report empty;
   empty.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
@@ -94,6 +117,9 @@ int run(int argc, char** argv) {
   register_switch(app, action);
   register_query(app, action);
   register_maintain(app, action);
+  register_smoke(app, action);
+  register_mirror(app, action);
+  register_doctor(app, action);
   register_debug(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
@@ -113,6 +139,19 @@ int run(int argc, char** argv) {
     ops::Report report;
     report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
     Error error(ErrorCode::usage, e.what());
+    if (report.command.empty()) {
+      std::string word = first_word(argc, argv, app);
+      std::vector<std::string> names;
+      for (const auto* sub : app.get_subcommands({})) {
+        names.push_back(sub->get_name());
+      }
+      std::string list;
+      for (const auto& n : names) {
+        list += (list.empty() ? "" : ", ") + n;
+      }
+      error.message = (word.empty() ? "a command is required" : "unknown command \"" + word + "\"") +
+                      " (commands: " + list + ")";
+    }
     if (!json) {
       error.message += " (see cudnnctl --help)";
     }

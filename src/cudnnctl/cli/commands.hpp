@@ -21,6 +21,9 @@ void register_install(CLI::App& app, Action& action);
 void register_switch(CLI::App& app, Action& action);   // use, rollback
 void register_query(CLI::App& app, Action& action);    // status, list, history, verify
 void register_maintain(CLI::App& app, Action& action); // remove, gc, recover
+void register_smoke(CLI::App& app, Action& action);    // smoke
+void register_mirror(CLI::App& app, Action& action);   // mirror
+void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
 void register_debug(CLI::App& app, Action& action);    // hidden: debug-sha256
 
 } // namespace cudnnctl::cli

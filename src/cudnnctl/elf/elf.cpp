@@ -3,6 +3,7 @@
 
 #include "util/fs.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -52,6 +53,20 @@ Result<DynamicInfo> read_dynamic(const std::filesystem::path& path) {
   GElf_Ehdr ehdr;
   if (!gelf_getehdr(e.get(), &ehdr)) {
     return fail(elf_error(path, "no ELF header"));
+  }
+  struct stat fst;
+  if (::fstat(fd.get(), &fst) == 0) {
+    // A file cut short loses its section header table first (it sits at the end): libelf
+    // then sees no sections at all. Say so instead of "no dynamic section".
+    uint64_t sh_end = ehdr.e_shoff + static_cast<uint64_t>(ehdr.e_shnum) * ehdr.e_shentsize;
+    uint64_t ph_end = ehdr.e_phoff + static_cast<uint64_t>(ehdr.e_phnum) * ehdr.e_phentsize;
+    if (sh_end > static_cast<uint64_t>(fst.st_size) ||
+        ph_end > static_cast<uint64_t>(fst.st_size)) {
+      return fail(ErrorCode::integrity,
+                  path.string() + ": truncated: its ELF headers end at byte " +
+                      std::to_string(std::max(sh_end, ph_end)) + " but the file has " +
+                      std::to_string(fst.st_size) + " bytes");
+    }
   }
   DynamicInfo info;
   info.machine = ehdr.e_machine;

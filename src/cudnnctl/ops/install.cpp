@@ -179,7 +179,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   progress.finish(true);
   TRY(util::hook("after-extract"));
 
-  TRY(validate_staged(ctx, staging, sel));
+  TRY(validate_staged(ctx, staging, sel, components));
   timing("validated");
 
   store::EntryInfo info;
@@ -248,6 +248,9 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(Target target, resolve_target(ctx));
+  // What was asked for, and (below) the full version the command ends with: the Ansible
+  // module reports them, also under --dry-run.
+  ctx.report().data["requested"] = o.version;
 
   // Already installed? Then no network is needed: a no-op or a switch to that entry.
   {
@@ -267,6 +270,7 @@ Status install(Context& ctx, const InstallOptions& o) {
         ctx.report().previous =
             gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
         ctx.report().data["entry"] = e->name;
+        ctx.report().data["version"] = e->version;
         if (e->archive) {
           ctx.report().data["archive"] = {{"version", e->version}, {"cuda", e->cuda_major},
                                           {"platform", e->platform}, {"url", e->archive->url},
@@ -280,6 +284,8 @@ Status install(Context& ctx, const InstallOptions& o) {
     }
     if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
       ctx.info("cuDNN " + describe(*local.front()) + " is already in the store; activating it");
+      ctx.report().data["entry"] = local.front()->name;
+      ctx.report().data["version"] = local.front()->version;
       return activate_entry(ctx, local.front()->name, "install " + o.version);
     }
   }
@@ -296,6 +302,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::string name = store::entry_name(sel.version, sel.cuda_major, sel.platform, components);
   ctx.report().data["archive"] = archive_json(sel, r.archive_urls.front());
   ctx.report().data["entry"] = name;
+  ctx.report().data["version"] = sel.version;
   ctx.report().data["components"] = components;
 
   TRY(check_requirements(ctx, sel, o));

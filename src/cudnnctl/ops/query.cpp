@@ -2,6 +2,7 @@
 #include "ops/query.hpp"
 
 #include "integrate/loader.hpp"
+#include "ops/postswitch.hpp"
 #include "ops/state.hpp"
 #include "store/history.hpp"
 #include "store/journal.hpp"
@@ -10,6 +11,7 @@
 #include "util/strings.hpp"
 #include "validate/header.hpp"
 
+#include <algorithm>
 #include <set>
 #include <sys/stat.h>
 
@@ -138,7 +140,6 @@ Status history(Context& ctx) {
 }
 
 Status verify(Context& ctx, bool smoke) {
-  (void)smoke;
   TRY_ASSIGN(StoreView view, read_store(ctx));
   ctx.report().active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
@@ -203,6 +204,17 @@ Status verify(Context& ctx, bool smoke) {
   }
   ctx.report().data["entry"] = e->name;
   ctx.report().data["checked_files"] = e->files.size();
+  if (smoke && problems.empty()) {
+    // The GPU test only on files that still match what was installed.
+    TRY_ASSIGN(smoke::SmokeResult r, run_smoke_on_entry(ctx, *e));
+    if (r.outcome == smoke::Outcome::failed) {
+      problems.push_back("smoke test failed: " + r.message);
+    } else if (r.outcome == smoke::Outcome::skipped) {
+      ctx.warn("smoke test skipped: " + r.message);
+    }
+  } else if (smoke) {
+    record_check(ctx, "smoke", "skipped", "not run: the files do not match the installed build");
+  }
   ctx.report().data["problems"] = problems;
   for (const auto& p : problems) {
     ctx.line("problem: " + p);
@@ -214,6 +226,28 @@ Status verify(Context& ctx, bool smoke) {
   ctx.line("ok: " + std::to_string(e->files.size()) + " recorded files and links of " + e->name +
            " match");
   return {};
+}
+
+Status smoke(Context& ctx) {
+  TRY_ASSIGN(StoreView view, read_store(ctx));
+  ctx.report().active = gen_info(ctx, view, view.current);
+  const auto* e = view.active_entry();
+  if (!e) {
+    return fail(ErrorCode::usage, "nothing to test: no cuDNN generation is active");
+  }
+  ctx.report().data["entry"] = e->name;
+  TRY_ASSIGN(smoke::SmokeResult r, run_smoke_on_entry(ctx, *e));
+  switch (r.outcome) {
+  case smoke::Outcome::passed:
+    return {};
+  case smoke::Outcome::skipped:
+    ctx.warn("smoke test skipped: " + r.message);
+    return {};
+  case smoke::Outcome::failed:
+    break;
+  }
+  return fail(ErrorCode::problems, "smoke test failed on " + e->name + ": " + r.message +
+                                       " (roll back with `cudnnctl rollback`)");
 }
 
 } // namespace cudnnctl::ops

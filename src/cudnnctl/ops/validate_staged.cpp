@@ -1,31 +1,155 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/validate_staged.hpp"
 
+#include "elf/elf.hpp"
 #include "manifest/version.hpp"
+#include "ops/postswitch.hpp"
+#include "smoke/runner.hpp"
+#include "store/entry.hpp"
 #include "util/fs.hpp"
 #include "validate/header.hpp"
+#include "validate/runtime.hpp"
+#include "validate/tree.hpp"
+
+#include <algorithm>
 
 namespace cudnnctl::ops {
 
-Status validate_staged(Context& ctx, const std::filesystem::path& tree,
-                       const manifest::Selection& selection) {
-  TRY_ASSIGN(manifest::Version v, manifest::Version::parse(selection.version));
-  fs::path header = tree / "include" / "cudnn_version.h";
-  if (util::exists_nofollow(header)) {
-    TRY_ASSIGN(validate::HeaderVersion h, validate::read_version_header(header));
-    if (h.str() != v.prefix(3)) {
-      return fail(ErrorCode::integrity, "cudnn_version.h says " + h.str() +
-                                            " but the manifest says " + selection.version);
+using nlohmann::json;
+
+namespace {
+
+bool has(const std::vector<std::string>& components, const char* c) {
+  return std::find(components.begin(), components.end(), c) != components.end();
+}
+
+// Fails the gate: recorded in data.checks, all problems in data.validation, one line in the
+// error ("lib/x: what (and N more problems: ...)").
+std::unexpected<Error> refuse(Context& ctx, const std::string& gate,
+                              const std::vector<validate::Finding>& problems) {
+  json list = json::array();
+  for (const auto& p : problems) {
+    list.push_back(p.str());
+  }
+  ctx.report().data["validation"] = {{"gate", gate}, {"problems", list}};
+  std::string msg = problems.front().str();
+  if (problems.size() > 1) {
+    msg += " (and " + std::to_string(problems.size() - 1) + " more: " + problems[1].str() +
+           (problems.size() > 2 ? "; ..." : "") + ")";
+  }
+  record_check(ctx, gate, "failed", msg);
+  return fail(ErrorCode::integrity, msg);
+}
+
+Result<validate::HeaderVersion> check_header(Context& ctx, const fs::path& tree,
+                                             const validate::HeaderVersion& want,
+                                             const std::string& manifest_version) {
+  fs::path include = tree / "include";
+  fs::path header = include / "cudnn_version.h";
+  if (!util::exists_nofollow(header)) {
+    return refuse(ctx, "header",
+                  {{"include/cudnn_version.h", "missing (the headers component must carry it)"}});
+  }
+  std::vector<validate::Finding> problems;
+  std::vector<std::string> names = {"cudnn_version.h",
+                                    "cudnn_version_v" + std::to_string(want.major) + ".h"};
+  std::optional<validate::HeaderVersion> found;
+  for (const auto& name : names) {
+    fs::path p = include / name;
+    if (!util::exists_nofollow(p)) {
+      continue;
     }
-    ctx.action("cudnn_version.h agrees with the manifest (" + h.str() + ")");
-  } else if (util::exists_nofollow(tree / "include")) {
-    return fail(ErrorCode::integrity, "the archive has include/ but no cudnn_version.h");
+    auto h = validate::read_version_header(p);
+    if (!h) {
+      std::string msg = h.error().message;
+      if (msg.starts_with(p.string() + ": ")) {
+        msg = msg.substr(p.string().size() + 2);
+      }
+      problems.push_back({"include/" + name, msg});
+      continue;
+    }
+    if (h->str() != want.str()) {
+      problems.push_back({"include/" + name, "says " + h->str() +
+                                                 " (CUDNN_MAJOR/MINOR/"
+                                                 "PATCHLEVEL), but the manifest says " +
+                                                 manifest_version});
+      continue;
+    }
+    if (!found) {
+      found = *h;
+    }
   }
-  fs::path lib = tree / "lib" / ("libcudnn.so." + std::to_string(v.major()));
-  if (util::exists_nofollow(tree / "lib") && !util::exists_nofollow(lib)) {
-    return fail(ErrorCode::integrity, "the archive has no lib/" + lib.filename().string());
+  if (!problems.empty()) {
+    return refuse(ctx, "header", problems);
   }
+  record_check(ctx, "header", "passed",
+               "cudnn_version.h agrees with the manifest (" + want.str() + ")");
+  ctx.action("cudnn_version.h agrees with the manifest (" + want.str() + ")");
+  return *found;
+}
+
+Status check_runtime(Context& ctx, const fs::path& lib, const validate::HeaderVersion& v,
+                     const std::string& platform) {
+  auto host = validate::host_machine();
+  auto want = validate::platform_machine(platform);
+  if (!host || !want || *host != *want) {
+    std::string why = "runtime probe skipped: " + platform + " libraries (" +
+                      (want ? elf::machine_name(*want) : std::string("unknown machine")) +
+                      ") cannot be loaded on this host";
+    ctx.warn(why);
+    record_check(ctx, "runtime", "skipped", why);
+    return {};
+  }
+  auto seconds = std::chrono::seconds(std::max(1, ctx.config().smoke_timeout));
+  TRY_ASSIGN(smoke::ProbeResult probe,
+             smoke::run_probe(validate::probe_request(fs::absolute(lib), v), seconds));
+  auto verdict = validate::judge_probe(probe, v);
+  for (const auto& w : verdict.warnings) {
+    ctx.warn(w);
+  }
+  if (!verdict.problems.empty()) {
+    return refuse(ctx, "runtime", verdict.problems);
+  }
+  record_check(ctx, "runtime", verdict.warnings.empty() ? "passed" : "warning", verdict.summary);
+  ctx.action("runtime probe: " + verdict.summary);
   return {};
+}
+
+} // namespace
+
+Status validate_staged(Context& ctx, const std::filesystem::path& tree,
+                       const manifest::Selection& selection,
+                       const std::vector<std::string>& components_arg) {
+  std::vector<std::string> components =
+      components_arg.empty() ? store::default_components() : components_arg;
+  TRY_ASSIGN(manifest::Version mv, manifest::Version::parse(selection.version));
+  if (mv.parts.size() < 3) {
+    return fail(ErrorCode::usage, "manifest version " + selection.version + " has no X.Y.Z");
+  }
+  validate::HeaderVersion want{static_cast<int>(mv.parts[0]), static_cast<int>(mv.parts[1]),
+                               static_cast<int>(mv.parts[2])};
+  if (has(components, "headers")) {
+    TRY(check_header(ctx, tree, want, selection.version));
+  }
+  if (!has(components, "runtime")) {
+    return {};
+  }
+  fs::path lib = tree / "lib";
+  if (!validate::library_set_known(want)) {
+    ctx.warn("cuDNN " + want.str() + " is a major version cudnnctl does not know; only " +
+             "libcudnn is checked");
+  }
+  auto findings = validate::check_library_tree(lib, want, selection.platform);
+  if (!findings.empty()) {
+    return refuse(ctx, "libraries", findings);
+  }
+  auto set = validate::library_set(want);
+  std::string what = std::to_string(set.size()) + " libraries of cuDNN " + want.str() +
+                     ": complete set, symlink chains, SONAMEs, " + selection.platform +
+                     " ELF machine";
+  record_check(ctx, "libraries", "passed", what);
+  ctx.action("checked " + what);
+  return check_runtime(ctx, lib, want, selection.platform);
 }
 
 } // namespace cudnnctl::ops

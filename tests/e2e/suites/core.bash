@@ -273,3 +273,23 @@ expect_json 'd["data"]["deleted_generations"]' '[2, 3]'
 expect_json 'd["data"]["deleted_entries"]' '["9.1.0.70-cuda12-linux-x86_64"]'
 expect_exit 0 c8 --json rollback
 expect_json 'd["active"]["version"]' 9.27.0.42
+
+TEST "global options before or after the command; --help for every command; JSON usage errors"
+expect_exit 0 cudnnctl status --root "$R" --json
+expect_json 'd["active"]["version"]' 8.9.7.29
+expect_exit 0 cudnnctl --json status --root "$R"
+expect_json 'd["command"]' status
+for cmd in install use rollback list status history verify remove gc recover; do
+  expect_exit 0 cudnnctl "$cmd" --help
+  expect_contains "$OUT" "$cmd"
+done
+expect_exit 0 cudnnctl --help
+expect_contains "$OUT" "Exit codes"
+expect_exit 2 cudnnctl --root "$R" --json install
+expect_json 'd["ok"]' false
+expect_json 'd["error"]["code"]' usage
+expect_exit 2 cudnnctl --root "$R" frobnicate --json
+expect_json 'd["error"]["code"]' usage
+expect_exit 2 cudnnctl --root "$R" install 9.1.0 --bogus-flag
+[ "$(wc -l <"$ERR")" -eq 1 ] || fail "a usage error must be one line on stderr: $(cat "$ERR")"
+expect_contains "$ERR" "cudnnctl: error:"

@@ -114,9 +114,10 @@ cp -a /etc "\$T/etc"
 mount --bind "\$T/etc" /etc
 for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
 unset LD_LIBRARY_PATH
-"$CUDNNCTL" --mirror "$URL/" --cuda 12 install 9.1.0 >&2
+# The host's /usr/local/cuda is CUDA 13: --force accepts the CUDA 12 builds (exit 7 otherwise).
+"$CUDNNCTL" --mirror "$URL/" --cuda 12 --force install 9.1.0 >&2
 echo "first: \$("$WHICH" libcudnn.so.9)"
-"$CUDNNCTL" --mirror "$URL/" --cuda 12 install 9.27.0 >&2
+"$CUDNNCTL" --mirror "$URL/" --cuda 12 --force install 9.27.0 >&2
 echo "second: \$("$WHICH" libcudnn.so.9)"
 "$CUDNNCTL" rollback >&2
 echo "rolled: \$("$WHICH" libcudnn.so.9)"

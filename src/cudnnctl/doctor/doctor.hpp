@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cudnnctl doctor`: inventory, resolution, findings; read-only (writes nothing, takes no
+// lock, loads no library into this process).
+#pragma once
+
+#include "doctor/model.hpp"
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::doctor {
+
+// --- Interface ---
+
+struct DoctorOptions {
+  std::filesystem::path root = "/";
+  std::string prefix = "/opt/cudnn";
+  std::string cuda_home = "/usr/local/cuda";
+  std::vector<std::string> scan; // --scan paths, inside the root
+  std::string ld_library_path;   // the value of $LD_LIBRARY_PATH (entries inside the root)
+  std::string ld_preload;        // $LD_PRELOAD
+  std::optional<std::string> conda_prefix;  // $CONDA_PREFIX
+  std::filesystem::path proc_dir = "/proc"; // CUDNNCTL_TEST_PROC in tests
+  std::optional<ToolkitFacts> cuda;         // the toolkit, detected by the caller
+};
+
+// Everything doctor reports. Fails only on internal errors; problems of the system are
+// findings.
+[[nodiscard]] Result<DoctorReport> run_doctor(const DoctorOptions& options);
+
+// The human report, one string per line: a header (cudnnctl version, root, kernel, driver,
+// CUDA toolkit, loader environment), the installs, the resolution, the findings by severity.
+std::vector<std::string> render_text(const DoctorReport& report, const std::string& version);
+
+} // namespace cudnnctl::doctor

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/frameworks.hpp"
+
+#include "elf/elf.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cudnnctl::doctor {
+
+namespace {
+
+std::string normalize(std::string_view name) {
+  std::string n(name);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) {
+    return c == '-' || c == '.' ? '_' : static_cast<char>(std::tolower(c));
+  });
+  return n;
+}
+
+std::string metadata_field(std::string_view metadata, std::string_view key) {
+  for (const auto& line : util::split(metadata, '\n')) {
+    std::string_view l = line;
+    if (l.empty()) {
+      break; // the body starts after the first blank line
+    }
+    if (l.starts_with(key) && l.size() > key.size() && l[key.size()] == ':') {
+      return std::string(util::trim(l.substr(key.size() + 1)));
+    }
+  }
+  return {};
+}
+
+// DT_NEEDED libcudnn.so.N of `lib`: N, or 0.
+int needed_cudnn_major(const elf::DynamicInfo& info) {
+  for (const auto& n : info.needed) {
+    if (n.starts_with("libcudnn.so.")) {
+      auto v = util::parse_u64(n.substr(12));
+      if (v && *v < 100) {
+        return static_cast<int>(*v);
+      }
+    }
+  }
+  return 0;
+}
+
+void fill_from_elf(const RootFs& rootfs, Framework& f, const std::vector<fs::path>& candidates) {
+  // The library that needs libcudnn.so.N asks for it; else the first candidate.
+  std::optional<elf::DynamicInfo> chosen;
+  for (const auto& c : candidates) {
+    auto info = elf::read_dynamic(rootfs.real(c));
+    if (!info) {
+      continue;
+    }
+    int major = needed_cudnn_major(*info);
+    if (major || !chosen) {
+      f.library = c.string();
+      f.cudnn_major = major;
+      chosen = std::move(*info);
+    }
+    if (major) {
+      break;
+    }
+  }
+  if (chosen) {
+    f.rpath = chosen->rpath;
+    f.runpath = chosen->runpath;
+  }
+}
+
+void expect_major_from_needed(Framework& f) {
+  if (!f.expected && f.cudnn_major) {
+    f.expected = std::to_string(f.cudnn_major);
+    f.expected_source = "DT_NEEDED libcudnn.so." + std::to_string(f.cudnn_major) + " of " +
+                        fs::path(f.library).filename().string();
+  }
+}
+
+std::optional<Framework> find_torch(const RootFs& rootfs, const std::string& site,
+                                    const Compat& compat) {
+  std::vector<fs::path> libs;
+  for (const auto& p : rootfs.glob(site + "/torch/lib/libtorch_cuda*.so")) {
+    libs.push_back(p);
+  }
+  if (libs.empty()) {
+    return std::nullopt;
+  }
+  std::stable_partition(libs.begin(), libs.end(),
+                        [](const fs::path& p) { return p.filename() == "libtorch_cuda.so"; });
+  Framework f;
+  f.kind = "torch";
+  f.site = site;
+  fill_from_elf(rootfs, f, libs);
+  if (auto d = find_dist(rootfs, site, {"torch"})) {
+    f.version = d->version;
+    if (auto req = cudnn_requirement(d->metadata)) {
+      f.expected = req->second;
+      f.expected_source =
+          "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir + "/METADATA";
+    }
+  }
+  if (auto text = rootfs.read(site + "/torch/version.py", 1u << 16)) {
+    for (const auto& line : util::split(*text, '\n')) {
+      auto l = util::trim(line);
+      if (l.starts_with("cuda") && l.find('\'') != std::string_view::npos) {
+        auto a = l.find('\'');
+        auto b = l.find('\'', a + 1);
+        if (b != std::string_view::npos) {
+          f.cuda = std::string(l.substr(a + 1, b - a - 1));
+        }
+      }
+    }
+  }
+  if (!f.expected && !f.version.empty()) {
+    if (const auto* row = compat.framework("torch", f.version)) {
+      f.expected = row->cudnn;
+      f.expected_source = "torch " + row->min + "-" + row->max + " wheels pin " + row->pin +
+                          " (manifests/compat.json: " + row->source + ")";
+    }
+  }
+  expect_major_from_needed(f);
+  return f;
+}
+
+std::optional<Framework> find_onnxruntime(const RootFs& rootfs, const std::string& site) {
+  fs::path lib = fs::path(site) / "onnxruntime/capi/libonnxruntime_providers_cuda.so";
+  if (!rootfs.is_file(lib)) {
+    return std::nullopt;
+  }
+  Framework f;
+  f.kind = "onnxruntime";
+  f.site = site;
+  fill_from_elf(rootfs, f, {lib});
+  if (auto d = find_dist(rootfs, site, {"onnxruntime_gpu", "onnxruntime"})) {
+    f.version = d->version;
+    if (auto req = cudnn_requirement(d->metadata)) {
+      f.expected = req->second;
+      f.expected_source =
+          "Requires-Dist: " + req->first + "==" + req->second + " in " + d->dir + "/METADATA";
+    }
+  }
+  expect_major_from_needed(f);
+  return f;
+}
+
+std::optional<Framework> find_tensorflow(const RootFs& rootfs, const std::string& site,
+                                         const Compat& compat) {
+  fs::path info = fs::path(site) / "tensorflow/python/platform/build_info.py";
+  auto text = rootfs.read(info, 1u << 20);
+  if (!text) {
+    return std::nullopt;
+  }
+  Framework f;
+  f.kind = "tensorflow";
+  f.site = site;
+  std::vector<fs::path> libs;
+  for (const auto& p : rootfs.glob(site + "/tensorflow/libtensorflow_framework.so*")) {
+    libs.push_back(p);
+  }
+  fill_from_elf(rootfs, f, libs);
+  if (auto d = find_dist(rootfs, site, {"tensorflow", "tensorflow_gpu", "tensorflow_cpu"})) {
+    f.version = d->version;
+  }
+  f.cuda = build_info_value(*text, "cuda_version");
+  auto cudnn = build_info_value(*text, "cudnn_version");
+  const auto* row = f.version.empty() ? nullptr : compat.framework("tensorflow", f.version);
+  if (row && (!cudnn || version_rule_ok(*cudnn, row->cudnn))) {
+    f.expected = row->cudnn;
+    f.expected_source = "TensorFlow " + f.version + " tested configuration cuDNN " + row->cudnn +
+                        " / CUDA " + row->cuda_version + " (manifests/compat.json: " + row->source +
+                        ")";
+  } else if (cudnn) {
+    f.expected = *cudnn;
+    f.expected_source = "'cudnn_version': '" + *cudnn + "' in " + info.string();
+  }
+  if (f.expected && !f.cudnn_major) {
+    f.cudnn_major = static_cast<int>(util::parse_u64(util::split(*f.expected, '.')[0]).value_or(0));
+  }
+  return f;
+}
+
+} // namespace
+
+std::optional<DistInfo> find_dist(const RootFs& rootfs, const std::string& site,
+                                  const std::vector<std::string>& names) {
+  for (const auto& entry : rootfs.list(site)) {
+    if (!entry.ends_with(".dist-info")) {
+      continue;
+    }
+    std::string stem = entry.substr(0, entry.size() - 10);
+    auto dash = stem.find('-');
+    if (dash == std::string::npos) {
+      continue;
+    }
+    std::string name = normalize(stem.substr(0, dash));
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      continue;
+    }
+    DistInfo d;
+    d.dir = (fs::path(site) / entry).string();
+    d.name = name;
+    d.metadata = rootfs.read(fs::path(d.dir) / "METADATA", 4u << 20).value_or("");
+    d.version = metadata_field(d.metadata, "Version");
+    if (d.version.empty()) {
+      d.version = stem.substr(dash + 1);
+    }
+    return d;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, std::string>> cudnn_requirement(std::string_view metadata) {
+  for (const auto& line : util::split(metadata, '\n')) {
+    std::string_view l = util::trim(line);
+    if (!l.starts_with("Requires-Dist:")) {
+      continue;
+    }
+    l = util::trim(l.substr(14));
+    if (!l.starts_with("nvidia-cudnn-cu") && !l.starts_with("nvidia_cudnn_cu")) {
+      continue;
+    }
+    if (l.find("extra ==") != std::string_view::npos) {
+      continue; // an optional extra is not what the wheel runs with
+    }
+    auto eq = l.find("==");
+    if (eq == std::string_view::npos) {
+      continue;
+    }
+    std::string name(util::trim(l.substr(0, eq)));
+    std::string_view rest = l.substr(eq + 2);
+    auto end = rest.find_first_not_of("0123456789.");
+    std::string version(rest.substr(0, end));
+    if (!version.empty()) {
+      std::replace(name.begin(), name.end(), '_', '-');
+      return std::make_pair(name, version);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> build_info_value(std::string_view text, std::string_view key) {
+  for (std::string q : {"'", "\""}) {
+    std::string pat = q + std::string(key) + q;
+    auto at = text.find(pat);
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    // {'cudnn_version': '8'} (dict) or OrderedDict([('cudnn_version', '8'), ...]) (tuples).
+    auto rest = util::trim(text.substr(at + pat.size()));
+    if (rest.empty() || (rest[0] != ':' && rest[0] != ',')) {
+      continue;
+    }
+    rest = util::trim(rest.substr(1));
+    size_t open = 0;
+    if (rest.empty() || (rest[0] != '\'' && rest[0] != '"')) {
+      continue;
+    }
+    auto close = rest.find(rest[open], open + 1);
+    if (close == std::string_view::npos) {
+      continue;
+    }
+    return std::string(rest.substr(open + 1, close - open - 1));
+  }
+  return std::nullopt;
+}
+
+std::vector<Framework> find_frameworks(const RootFs& rootfs, const std::vector<std::string>& sites,
+                                       const Compat& compat) {
+  std::vector<Framework> out;
+  for (const auto& site : sites) {
+    if (auto f = find_torch(rootfs, site, compat)) {
+      out.push_back(std::move(*f));
+    }
+    if (auto f = find_onnxruntime(rootfs, site)) {
+      out.push_back(std::move(*f));
+    }
+    if (auto f = find_tensorflow(rootfs, site, compat)) {
+      out.push_back(std::move(*f));
+    }
+  }
+  return out;
+}
+
+} // namespace cudnnctl::doctor

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/doctor.hpp"
+
+#include "doctor/compat.hpp"
+#include "doctor/doctor.hpp"
+#include "host/host.hpp"
+#include "ops/inuse.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace cudnnctl::ops {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+} // namespace
+
+Status doctor(Context& ctx, const DoctorArgs& args) {
+  doctor::DoctorOptions o;
+  o.root = ctx.opts().root;
+  o.prefix = ctx.layout().sys_prefix().string();
+  o.cuda_home = ctx.config().cuda_home;
+  o.scan = args.scan;
+  for (const auto& s : o.scan) {
+    if (s.empty() || s[0] != '/') {
+      return fail(ErrorCode::usage,
+                  "--scan wants an absolute path inside the root, got \"" + s + "\"");
+    }
+  }
+  o.ld_library_path = env_or_empty("LD_LIBRARY_PATH");
+  o.ld_preload = env_or_empty("LD_PRELOAD");
+  if (auto conda = env_or_empty("CONDA_PREFIX"); !conda.empty() && conda[0] == '/') {
+    o.conda_prefix = conda;
+  }
+  o.proc_dir = proc_dir();
+  if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
+    o.cuda = doctor::ToolkitFacts{tk->major, tk->minor, tk->home.string(), tk->source};
+  }
+  TRY_ASSIGN(doctor::DoctorReport report, doctor::run_doctor(o));
+  ctx.report().data = doctor::to_json(report);
+  for (auto& line : doctor::render_text(report, std::string(doctor::cudnnctl_version()))) {
+    ctx.line(line);
+  }
+  int errors = report.count(doctor::Severity::error);
+  if (errors > 0) {
+    return fail(ErrorCode::problems,
+                std::to_string(errors) + " error-level finding(s); each names its fix");
+  }
+  return {};
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// `doctor`: a thin wrapper that gathers the host facts (CUDA toolkit under --root, the driver
+// from /proc or CUDNNCTL_TEST_PROC, the loader environment) and reports what the doctor module
+// finds. Read-only: no lock, no state directory, no file written.
+#pragma once
+
+#include "ops/context.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::ops {
+
+// --- Interface ---
+
+struct DoctorArgs {
+  std::vector<std::string> scan; // --scan: venvs, conda envs, site-packages, library dirs
+};
+
+// Inventory, resolution and findings in report.data ("installs", "resolution", "findings",
+// "headers", "host", "summary") and as human lines. Any error-level finding:
+// ErrorCode::problems (exit 8).
+[[nodiscard]] Status doctor(Context& ctx, const DoctorArgs& args);
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/mirror.hpp"
+
+#include "fetch/fetch.hpp"
+#include "host/host.hpp"
+#include "manifest/manifest.hpp"
+#include "manifest/pins.hpp"
+#include "manifest/version.hpp"
+#include "ops/resolve.hpp"
+#include "util/fs.hpp"
+#include "util/lock.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+#include "verify/verify.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+namespace cudnnctl::ops {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t k_max_manifest = 4u << 20;
+
+// One archive to place in DIR.
+struct MirrorArchive {
+  manifest::Selection selection;
+  std::vector<std::string> urls; // beside the manifest first, then the other mirrors
+  std::string state;             // "present", "downloaded", "would download"
+};
+
+// One manifest to copy into DIR, with the archives selected from it.
+struct MirrorRelease {
+  std::string file; // "redistrib_9.1.0.json", the name that answered
+  std::string label;
+  std::string version;
+  std::string bytes; // exactly as served
+  std::string sha256;
+  std::string url;
+  std::string pin; // "built-in", "site", "mirror directory", "none"
+  std::vector<MirrorArchive> archives;
+  bool written = false;
+};
+
+// The platforms to mirror: --platform (comma-separated, or "all"), else the config's, else
+// this machine's. An empty result means "all".
+Result<std::vector<std::string>> wanted_platforms(const Context& ctx) {
+  std::string spec;
+  if (ctx.opts().platform) {
+    spec = *ctx.opts().platform;
+  } else if (ctx.config().platform) {
+    spec = *ctx.config().platform;
+  } else {
+    TRY_ASSIGN(spec, host::host_platform());
+  }
+  std::vector<std::string> out;
+  for (const auto& raw : util::split(spec, ',')) {
+    std::string p(util::trim(raw));
+    if (p == "all") {
+      return std::vector<std::string>{};
+    }
+    if (!host::is_supported_platform(p)) {
+      return fail(ErrorCode::usage, "unsupported platform \"" + p +
+                                        "\": mirror takes linux-x86_64, linux-sbsa, "
+                                        "linux-aarch64, a comma-separated list of them, or all");
+    }
+    if (std::find(out.begin(), out.end(), p) == out.end()) {
+      out.push_back(p);
+    }
+  }
+  if (out.empty()) {
+    return fail(ErrorCode::usage, "--platform is empty");
+  }
+  return out;
+}
+
+// The manifest must describe the release that was asked for.
+Status check_describes(const manifest::Manifest& m, const manifest::Version& wanted,
+                       const std::string& source) {
+  const auto& product = m.products.at("cudnn"); // parse_manifest guarantees it
+  auto version = manifest::Version::parse(product.version);
+  auto label = manifest::Version::parse(m.release_label);
+  if ((version && wanted.is_prefix_of(*version)) || (label && *label == wanted)) {
+    return {};
+  }
+  return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " + product.version +
+                                    " (label " + m.release_label + "), not " + wanted.str());
+}
+
+// Fetches the manifest for `version_arg` and checks it against its pin.
+Result<MirrorRelease> fetch_release(Context& ctx, const std::string& version_arg,
+                                    const manifest::PinSet& pins,
+                                    std::vector<std::string> platforms) {
+  TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
+  auto accept = [&](const std::string& body, const std::string& url) -> Status {
+    TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
+    std::string digest = util::sha256_hex(body);
+    switch (pins.check(parsed.release_label, digest)) {
+    case manifest::PinVerdict::match:
+      return {};
+    case manifest::PinVerdict::mismatch: {
+      const auto* pin = pins.find(parsed.release_label);
+      return fail(ErrorCode::integrity, "manifest " + url + " does not match its pin for " +
+                                            parsed.release_label + " (expected " + pin->sha256 +
+                                            " from " + pin->source + ", got " + digest + ")");
+    }
+    case manifest::PinVerdict::unpinned:
+      if (ctx.require_pin()) {
+        return fail(ErrorCode::integrity,
+                    "manifest " + url + " for " + parsed.release_label +
+                        " is not pinned and --require-pin is set (add its sha256 to "
+                        "/etc/cudnnctl/pins.d/)");
+      }
+      return {};
+    }
+    return {};
+  };
+  std::vector<std::string> names = {"redistrib_" + wanted.str() + ".json"};
+  if (wanted.parts.size() == 4) {
+    names.push_back("redistrib_" + wanted.prefix(3) + ".json"); // 9.x: 3-component labels only
+  }
+  Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
+  for (const auto& name : names) {
+    ctx.info("fetching " + name, 1);
+    got = fetch::fetch_first(ctx.mirrors(), name, k_max_manifest, fetch_options(ctx), accept);
+    if (got || got.error().code != ErrorCode::usage ||
+        got.error().message.find("not found") == std::string::npos) {
+      break;
+    }
+  }
+  if (!got) {
+    Error e = got.error();
+    if (e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos) {
+      e.message = "unknown cuDNN version " + version_arg + ": " + e.message;
+    }
+    return fail(e);
+  }
+  TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(got->bytes, got->url));
+  TRY(check_describes(m, wanted, got->url));
+  MirrorRelease r;
+  r.url = got->url;
+  r.file = got->url.substr(got->url.rfind('/') + 1);
+  r.label = m.release_label;
+  r.version = m.products.at("cudnn").version;
+  r.sha256 = util::sha256_hex(got->bytes);
+  r.bytes = std::move(got->bytes);
+  const auto* pin = pins.find(r.label);
+  if (!pin) {
+    r.pin = "none";
+    ctx.warn("manifest " + r.url + " is not pinned: mirror pins what it fetched now (check " +
+             r.sha256 + " against a trusted source before the fleet trusts it)");
+  } else if (pin->source == manifest::k_builtin_pin_source) {
+    r.pin = "built-in";
+  } else if (pin->source.find(k_mirror_pins_file) != std::string::npos) {
+    r.pin = "mirror directory";
+  } else {
+    r.pin = "site";
+  }
+
+  // The archives: every requested platform and CUDA major, validated by select_package.
+  const auto& product = m.products.at("cudnn");
+  if (platforms.empty()) {
+    for (const auto& [platform, builds] : product.packages) {
+      if (host::is_supported_platform(platform) && !builds.empty()) {
+        platforms.push_back(platform);
+      }
+    }
+    if (platforms.empty()) {
+      return fail(ErrorCode::usage, "cuDNN " + r.label + " in " + r.file +
+                                        " has no Linux build cudnnctl can install");
+    }
+  }
+  std::vector<std::string> bases = {r.url.substr(0, r.url.rfind('/') + 1)};
+  for (const auto& base : ctx.mirrors()) {
+    if (std::find(bases.begin(), bases.end(), base) == bases.end()) {
+      bases.push_back(base);
+    }
+  }
+  for (const auto& platform : platforms) {
+    std::vector<std::optional<int>> majors;
+    auto offered = product.packages.find(platform);
+    if (ctx.opts().cuda || offered == product.packages.end()) {
+      majors.push_back(ctx.opts().cuda); // select_package names what is offered
+    } else {
+      for (const auto& [major, package] : offered->second) {
+        majors.push_back(major);
+      }
+    }
+    for (const auto& major : majors) {
+      std::vector<std::string> warnings;
+      TRY_ASSIGN(manifest::Selection sel, manifest::select_package(m, platform, major, warnings));
+      for (const auto& w : warnings) {
+        ctx.warn(w);
+      }
+      MirrorArchive a;
+      for (const auto& base : bases) {
+        a.urls.push_back(fetch::join_url(base, sel.package.relative_path));
+      }
+      a.selection = std::move(sel);
+      r.archives.push_back(std::move(a));
+    }
+  }
+  // Odd entries of the requested platforms that were not selected: said, not hidden.
+  for (const auto& [platform, why] : product.invalid) {
+    if (!ctx.opts().cuda &&
+        std::find(platforms.begin(), platforms.end(), platform) != platforms.end()) {
+      ctx.warn("not mirrored: " + r.file + " entry for " + platform + ": " + why);
+    }
+  }
+  return r;
+}
+
+// DIR/<relative_path>, refusing anything that would leave DIR (the parser already refuses
+// ".." and absolute paths; this is the second line of defence).
+Result<fs::path> dest_path(const fs::path& to, const std::string& relative) {
+  fs::path p = (to / relative).lexically_normal();
+  auto rel = p.lexically_relative(to);
+  if (rel.empty() || *rel.begin() == ".." || rel.is_absolute()) {
+    return fail(ErrorCode::integrity, "archive path " + relative + " leaves " + to.string());
+  }
+  return p;
+}
+
+// True when `path` holds exactly the expected bytes (size, then sha256).
+bool verified_copy(Context& ctx, const fs::path& path, const manifest::Package& pkg) {
+  if (!util::exists_nofollow(path)) {
+    return false;
+  }
+  auto ok = verify::verify_file(path, pkg.size, pkg.sha256);
+  if (!ok) {
+    ctx.warn(path.string() + " does not match the manifest (" + ok.error().message +
+             "); it is downloaded again");
+  }
+  return ok.has_value();
+}
+
+// Writes `content` to `path` atomically unless it already holds exactly that. True if written.
+Result<bool> write_if_different(const fs::path& path, const std::string& content) {
+  if (util::exists_nofollow(path)) {
+    auto old = util::read_file(path, content.size() + 1);
+    if (old && *old == content) {
+      return false;
+    }
+  }
+  TRY(util::write_file_atomic(path, content, 0644, util::Fsync::yes));
+  return true;
+}
+
+// The pins file: the labels it held, plus the releases mirrored now, in version order.
+std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelease>& done) {
+  std::map<manifest::Version, std::pair<std::string, std::string>> rows; // -> sha256, label
+  for (const auto& label : old.labels()) {
+    rows[*manifest::Version::parse(label)] = {old.find(label)->sha256, label};
+  }
+  for (const auto& r : done) {
+    rows[*manifest::Version::parse(r.label)] = {r.sha256, r.label};
+  }
+  std::string text =
+      "# Site pins written by `cudnnctl mirror`: the sha256 of every manifest mirrored into\n"
+      "# this directory. Copy this file to /etc/cudnnctl/pins.d/ on every host that installs\n"
+      "# from this mirror (with --require-pin, or require_pin = true in config.toml).\n";
+  for (const auto& [version, row] : rows) {
+    text += row.first + "  redistrib_" + row.second + ".json\n";
+  }
+  return text;
+}
+
+json release_json(const MirrorRelease& r) {
+  json archives = json::array();
+  for (const auto& a : r.archives) {
+    const auto& s = a.selection;
+    archives.push_back({{"version", s.version},
+                        {"platform", s.platform},
+                        {"cuda", s.cuda_major},
+                        {"relative_path", s.package.relative_path},
+                        {"sha256", s.package.sha256},
+                        {"size", s.package.size},
+                        {"url", a.urls.front()},
+                        {"state", a.state}});
+  }
+  return {{"label", r.label},     {"version", r.version}, {"file", r.file},
+          {"url", r.url},         {"sha256", r.sha256},   {"pin", r.pin},
+          {"written", r.written}, {"archives", archives}};
+}
+
+} // namespace
+
+Status mirror(Context& ctx, const MirrorOptions& o) {
+  if (ctx.opts().manifest) {
+    return fail(ErrorCode::usage,
+                "mirror fetches each redistrib_<label>.json from the mirrors; --manifest is not "
+                "supported here (use --mirror URL to name where to fetch from)");
+  }
+  if (o.to.empty()) {
+    return fail(ErrorCode::usage, "--to DIR is required");
+  }
+  const fs::path to = fs::absolute(o.to).lexically_normal();
+  const fs::path pins_file = to / k_mirror_pins_file;
+  TRY_ASSIGN(std::vector<std::string> platforms, wanted_platforms(ctx)); // empty: all
+  for (const auto& v : o.versions) {
+    TRY(parse_version_arg(v));
+  }
+
+  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
+  manifest::PinSet dir_pins;
+  if (util::exists_nofollow(pins_file)) {
+    auto text = util::read_file(pins_file, 1 << 20);
+    if (!text) {
+      return fail(text.error());
+    }
+    TRY(dir_pins.add(*text, pins_file.string()));
+    // What this directory already serves is pinned like a site pin: a manifest that changed
+    // upstream is refused rather than handed to a fleet that pins the old bytes.
+    TRY(pins.add(*text, pins_file.string()));
+  }
+
+  // Every manifest first (network reads only): an unknown version writes nothing.
+  std::vector<MirrorRelease> releases;
+  for (const auto& v : o.versions) {
+    TRY_ASSIGN(MirrorRelease r, fetch_release(ctx, v, pins, platforms));
+    bool seen = std::any_of(releases.begin(), releases.end(),
+                            [&](const MirrorRelease& x) { return x.file == r.file; });
+    if (!seen) {
+      releases.push_back(std::move(r));
+    }
+  }
+
+  auto& report = ctx.report();
+  report.data["to"] = to.string();
+  report.data["pins_file"] = pins_file.string();
+  uint64_t downloaded_bytes = 0;
+  int downloaded = 0;
+  int present = 0;
+
+  if (ctx.dry_run()) {
+    for (auto& r : releases) {
+      for (auto& a : r.archives) {
+        TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
+        bool have = verified_copy(ctx, dest, a.selection.package);
+        a.state = have ? "present" : "would download";
+        if (have) {
+          ++present;
+        } else {
+          ++downloaded;
+          downloaded_bytes += a.selection.package.size;
+          ctx.action("would download " + a.urls.front() + " to " + dest.string());
+        }
+      }
+      auto old = util::read_file(to / r.file, r.bytes.size() + 1);
+      r.written = !(old && *old == r.bytes);
+      if (r.written) {
+        ctx.action("would write " + (to / r.file).string());
+      }
+    }
+    auto old = util::read_file(pins_file, 1 << 20);
+    if (!(old && *old == pins_text(dir_pins, releases))) {
+      ctx.action("would write " + pins_file.string());
+    }
+  } else {
+    TRY(util::make_dirs(to / k_mirror_work_dir));
+    auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
+    TRY_ASSIGN(util::LockFile lock,
+               util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
+                                       "cudnnctl " + ctx.opts().argv_line));
+    const fs::path partial_dir = to / k_mirror_work_dir / "partial";
+    std::vector<MirrorRelease> done;
+    for (auto& r : releases) {
+      for (auto& a : r.archives) {
+        const auto& pkg = a.selection.package;
+        TRY_ASSIGN(fs::path dest, dest_path(to, pkg.relative_path));
+        if (verified_copy(ctx, dest, pkg)) {
+          a.state = "present";
+          ++present;
+          continue;
+        }
+        ctx.info("downloading " + dest.filename().string() + " (" + util::human_bytes(pkg.size) +
+                 ")");
+        fetch::ArchiveRequest req{a.urls, pkg.sha256, pkg.size};
+        // Verified (size, then sha256) in the work directory, then one rename publishes it:
+        // DIR never holds a partial or unverified archive under its real name.
+        auto got = fetch::fetch_archive(req, partial_dir, fetch_options(ctx));
+        if (!got) {
+          Error e = got.error();
+          e.add_context("mirroring " + pkg.relative_path);
+          return fail(e);
+        }
+        TRY(util::make_dirs(dest.parent_path()));
+        TRY(util::rename_durable(*got, dest));
+        a.state = "downloaded";
+        ++downloaded;
+        downloaded_bytes += pkg.size;
+        ctx.action("downloaded and verified " + a.urls.front() + " to " + dest.string());
+      }
+      // The manifest last, byte for byte: it never names an archive that is not there.
+      TRY_ASSIGN(r.written, write_if_different(to / r.file, r.bytes));
+      if (r.written) {
+        ctx.action("wrote " + (to / r.file).string());
+      }
+      done.push_back(r);
+      TRY_ASSIGN(bool pins_written, write_if_different(pins_file, pins_text(dir_pins, done)));
+      if (pins_written) {
+        ctx.action("wrote " + pins_file.string());
+      }
+    }
+  }
+
+  json list = json::array();
+  for (const auto& r : releases) {
+    list.push_back(release_json(r));
+    ctx.line((ctx.dry_run() ? "would mirror cuDNN " : "mirrored cuDNN ") + r.version + " (" +
+             r.file + ", pin: " + r.pin + "): " + std::to_string(r.archives.size()) +
+             " archive(s)");
+  }
+  report.data["releases"] = list;
+  report.data["downloaded"] = downloaded;
+  report.data["present"] = present;
+  report.data["downloaded_bytes"] = downloaded_bytes;
+  report.changed = !report.actions.empty();
+  ctx.line(std::to_string(downloaded) +
+           (ctx.dry_run() ? " archive(s) to download (" : " archive(s) downloaded (") +
+           util::human_bytes(downloaded_bytes) + "), " + std::to_string(present) +
+           " already present in " + to.string());
+  if (!ctx.dry_run()) {
+    ctx.line("site pins: " + pins_file.string() +
+             " (copy it to /etc/cudnnctl/pins.d/ on every host)");
+  }
+  return {};
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// `mirror VERSION... --to DIR`: a directory laid out like NVIDIA's redist server, for fleets
+// without Internet access. Any static web server (scripts/nginx-mirror.conf) serves it.
+#pragma once
+
+#include "ops/context.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudnnctl::ops {
+
+// --- Interface ---
+
+// File in DIR holding the site pins (pins.d format) of every manifest mirrored into DIR.
+inline constexpr const char* k_mirror_pins_file = "cudnnctl-pins.sha256";
+// Hidden directory in DIR: the lock and resumable downloads (<sha256>.partial).
+inline constexpr const char* k_mirror_work_dir = ".cudnnctl";
+
+struct MirrorOptions {
+  std::vector<std::string> versions; // release labels or full versions
+  std::string to;                    // host path (never under --root)
+};
+
+// For each VERSION: fetches redistrib_<label>.json from the mirrors (--mirror, config,
+// NVIDIA), checks it against its pin (built-in, <root>/etc/cudnnctl/pins.d, and the pins
+// DIR already holds: mismatch is ErrorCode::integrity; unpinned is a warning, or
+// ErrorCode::integrity under --require-pin), selects the "cudnn" archives for the platforms
+// (--platform P[,P...] or "all"; default: config, else this machine) and CUDA majors
+// (--cuda N; default: every variant offered), and places each archive at
+// DIR/<relative_path> after checking its size and sha256 (downloaded into
+// DIR/.cudnnctl/partial/, resumable, then renamed into place). An archive already in DIR
+// that verifies is kept, not downloaded again. Then the manifest is written as
+// DIR/redistrib_<label>.json byte for byte, and DIR/cudnnctl-pins.sha256 (sha256sum lines
+// for every manifest mirrored into DIR so far) is rewritten. Files that already hold the
+// right bytes are not rewritten. Archives first, manifest last: a server never offers a
+// manifest whose archives are not there yet.
+// Errors: usage (unknown version, platform or variant, --manifest given), network (3),
+// integrity (4), environment (1), busy (6: another `mirror` into the same DIR).
+// --dry-run: fetches the manifests, reports what would be downloaded, writes nothing.
+[[nodiscard]] Status mirror(Context& ctx, const MirrorOptions& options);
+
+} // namespace cudnnctl::ops

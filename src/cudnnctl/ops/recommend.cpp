@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/recommend.hpp"
+
+#include "doctor/compat.hpp"
+#include "doctor/hostfacts.hpp"
+#include "doctor/recommend.hpp"
+#include "host/host.hpp"
+#include "ops/inuse.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cudnnctl::ops {
+
+Status recommend(Context& ctx, const RecommendArgs& args) {
+  const doctor::Compat& compat = doctor::builtin_compat();
+  doctor::RecommendInput in;
+  for (const auto& spec : args.frameworks) {
+    TRY_ASSIGN(auto fw, doctor::parse_framework_spec(spec, compat));
+    in.frameworks.push_back(std::move(fw));
+  }
+  in.workload = args.workload;
+  if (args.compute_capability) {
+    auto parts = util::split(*args.compute_capability, '.');
+    if (parts.size() != 2 || !util::parse_u64(parts[0]) || !util::parse_u64(parts[1])) {
+      return fail(ErrorCode::usage, "--compute-capability wants MAJOR.MINOR (e.g. 9.0), got \"" +
+                                        *args.compute_capability + "\"");
+    }
+    in.compute_capability = *args.compute_capability;
+  }
+  if (ctx.opts().cuda) {
+    in.cuda_major = *ctx.opts().cuda;
+    in.cuda_source = "--cuda";
+  } else if (ctx.config().cuda) {
+    in.cuda_major = *ctx.config().cuda;
+    in.cuda_source = "cuda in /etc/cudnnctl/config.toml";
+  } else if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
+    in.cuda_major = tk->major;
+    in.cuda_source = "the toolkit at " + tk->home.string() + ", from " + tk->source;
+  }
+  if (auto text = util::read_file(proc_dir() / "driver/nvidia/version", 1u << 16)) {
+    if (auto b = doctor::parse_driver_banner(*text)) {
+      in.driver = b->version;
+    }
+  }
+  if (ctx.opts().platform) {
+    in.platform = *ctx.opts().platform;
+  } else if (ctx.config().platform) {
+    in.platform = *ctx.config().platform;
+  } else {
+    TRY_ASSIGN(in.platform, host::host_platform());
+  }
+  TRY_ASSIGN(doctor::Recommendation rec, doctor::recommend(in, compat));
+  nlohmann::json data = doctor::to_json(rec);
+  nlohmann::json fws = nlohmann::json::array();
+  for (const auto& [name, version] : in.frameworks) {
+    fws.push_back({{"name", name}, {"version", version}});
+  }
+  data["input"] = {
+      {"frameworks", fws},
+      {"workload", in.workload ? nlohmann::json(*in.workload) : nlohmann::json(nullptr)},
+      {"cuda", in.cuda_major ? nlohmann::json(*in.cuda_major) : nlohmann::json(nullptr)},
+      {"cuda_source", in.cuda_source},
+      {"driver", in.driver ? nlohmann::json(*in.driver) : nlohmann::json(nullptr)},
+      {"compute_capability",
+       in.compute_capability ? nlohmann::json(*in.compute_capability) : nlohmann::json(nullptr)},
+      {"platform", in.platform}};
+  ctx.report().data = std::move(data);
+  for (auto& line : doctor::render_recommendation(rec, in)) {
+    ctx.line(line);
+  }
+  if (!rec.recommended) {
+    return fail(ErrorCode::requirement,
+                "no known cuDNN release meets every hard constraint (each rejection says why)");
+  }
+  return {};
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// `recommend`: gathers the hard constraints the host imposes (CUDA toolkit or --cuda, the
+// driver, --platform) and asks the doctor module's recommender. Read-only.
+#pragma once
+
+#include "ops/context.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::ops {
+
+// --- Interface ---
+
+struct RecommendArgs {
+  std::vector<std::string> frameworks; // "torch==2.3.1"
+  std::optional<std::string> workload;
+  std::optional<std::string> compute_capability; // "9.0"
+};
+
+// The recommended release and CUDA variant, the alternatives, and why each other release is
+// rejected, in report.data. Unknown framework/workload or a malformed compute capability:
+// ErrorCode::usage. No known release meets the hard constraints: ErrorCode::requirement.
+[[nodiscard]] Status recommend(Context& ctx, const RecommendArgs& args);
+
+} // namespace cudnnctl::ops

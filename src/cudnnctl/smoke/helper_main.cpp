@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+// cudnnctl-smoke: the child process that loads candidate cuDNN libraries, so that a crashing
+// or hanging library cannot take cudnnctl down. Built WITHOUT RPATH/RUNPATH: only the
+// absolute paths it is given (and, for --which, the system's loader configuration) decide
+// what it loads. Output: one JSON object per line on stdout; diagnostics on stderr.
+//
+//   cudnnctl-smoke --smoke /abs/lib/libcudnn.so.N [--expect NNNNN]
+//       GPU smoke test: load the shim, check cudnnGetVersion (== --expect when given), run a
+//       small forward convolution on every visible GPU (CUDA_VISIBLE_DEVICES is honoured by
+//       the driver) against a CPU reference. One line per GPU:
+//       {"gpu", "name", "compute_capability", "cudnn_version", "status", "max_error", "ms",
+//        "message"}, then {"summary": true, "status", "gpus", "passed", "failed", "skipped",
+//        "cudnn_version", "driver_version", "ms"}. No GPU: one {"status": "no-gpu", ...} line.
+//   cudnnctl-smoke --probe DIR --shim FILE [--load FILE]... [--check FILE:FUNCTION]...
+//       No GPU needed: dlopen DIR/FILE for the shim and each --load (by absolute path, in
+//       order), report cudnnGetVersion, call each version-check FUNCTION found in FILE, and
+//       list every libcudnn* loaded from outside DIR. Lines carry "event": "loading",
+//       "loaded", "error", "version", "check", "foreign", "done".
+//   cudnnctl-smoke --which SONAME...
+//       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
+//       gives no LD_LIBRARY_PATH) and print {"soname", "path", "real"} or {"soname", "error"}.
+//   cudnnctl-smoke --gpus
+//       Is there a usable GPU? One line per GPU with status "usable" or "skipped", a summary.
+//
+// Exit status: 0 passed (every GPU passed or was skipped, at least one passed; --probe and
+// --which: everything loaded and agreed; --gpus: at least one usable GPU), 1 failed
+// (a GPU computed a wrong result or cuDNN failed; --probe/--which: something did not load or
+// agree), 2 usage, 3 no GPU (no libcuda.so.1, cuInit failed, or zero visible devices),
+// 4 GPUs exist but none could be used (all skipped). A crash is a signal, a hang the
+// parent's timeout: both count as failed.
+#include "smoke/helper_conv.hpp"
+#include "smoke/helper_json.hpp"
+#include "smoke/helper_load.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+using namespace cudnnctl::smoke_helper;
+
+namespace {
+
+constexpr int k_exit_passed = 0;
+constexpr int k_exit_failed = 1;
+constexpr int k_exit_usage = 2;
+constexpr int k_exit_no_gpu = 3;
+constexpr int k_exit_unusable = 4;
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "cudnnctl-smoke: %s\n"
+               "usage: cudnnctl-smoke --smoke /abs/libcudnn.so.N [--expect NNNNN]\n"
+               "       cudnnctl-smoke --probe DIR --shim FILE [--load FILE]... "
+               "[--check FILE:FUNCTION]...\n"
+               "       cudnnctl-smoke --which SONAME...\n"
+               "       cudnnctl-smoke --gpus\n",
+               why);
+  return k_exit_usage;
+}
+
+std::string dl_error() {
+  const char* e = ::dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void print_gpu(const GpuReport& r, long long cudnn_version) {
+  JsonLine line;
+  line.num("gpu", r.gpu).str("name", r.name).str("compute_capability", r.compute_capability);
+  if (cudnn_version >= 0) {
+    line.num("cudnn_version", cudnn_version);
+  }
+  line.str("status", r.status);
+  if (r.max_error >= 0) {
+    line.real("max_error", r.max_error);
+  } else {
+    line.null("max_error");
+  }
+  line.real("ms", r.ms).str("message", r.message).print();
+  if (r.status == "skipped") {
+    std::fprintf(stderr, "cudnnctl-smoke: warning: GPU %d (%s) skipped: %s\n", r.gpu,
+                 r.name.c_str(), r.message.c_str());
+  }
+}
+
+// Loads the driver and counts visible GPUs; false with `why` set when there is none.
+bool find_gpus(CudaDriver& cuda, int& count, int& driver_version, std::string& why) {
+  count = 0;
+  if (!load_driver(cuda, why)) {
+    return false;
+  }
+  CuResult rc = cuda.cuInit(0);
+  if (rc == k_cuda_error_no_device) {
+    why = "the NVIDIA driver sees no GPU (cuInit: " + cuda_error_name(cuda, rc) + ")";
+  } else if (rc != k_cuda_success) {
+    why = "cuInit failed: " + cuda_error_name(cuda, rc);
+  } else if ((rc = cuda.cuDeviceGetCount(&count)) != k_cuda_success) {
+    why = "cuDeviceGetCount failed: " + cuda_error_name(cuda, rc);
+    count = 0;
+  } else if (count == 0) {
+    why = "no visible GPU (check CUDA_VISIBLE_DEVICES)";
+  }
+  (void)cuda.cuDriverGetVersion(&driver_version);
+  return count > 0;
+}
+
+void print_no_gpu(const std::string& why, long long cudnn_version) {
+  JsonLine line;
+  line.str("status", "no-gpu").str("message", why);
+  if (cudnn_version >= 0) {
+    line.num("cudnn_version", cudnn_version);
+  }
+  line.print();
+}
+
+int fail_line(const std::string& message, long long cudnn_version = -1) {
+  JsonLine line;
+  line.str("status", "failed").str("message", message);
+  if (cudnn_version >= 0) {
+    line.num("cudnn_version", cudnn_version);
+  }
+  line.print();
+  return k_exit_failed;
+}
+
+int run_smoke(const std::string& shim, long long expect) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (shim.empty() || shim[0] != '/') {
+    return usage("--smoke needs an absolute path to libcudnn.so.N");
+  }
+  std::string dir = shim.substr(0, shim.rfind('/'));
+  // GPUs first: without one this is no GPU test at all, whatever the library does here (the
+  // pre-switch probe has judged the files; the loader check judges this system).
+  CudaDriver cuda;
+  int count = 0;
+  int driver_version = 0;
+  std::string why;
+  bool have_gpus = find_gpus(cuda, count, driver_version, why);
+  void* h = ::dlopen(shim.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string load_error = h ? std::string() : dl_error();
+  auto get_version = h ? reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion")) : nullptr;
+  long long version = get_version ? static_cast<long long>(get_version()) : -1;
+  if (!have_gpus) {
+    print_no_gpu(why, version);
+    return k_exit_no_gpu;
+  }
+  if (!h) {
+    return fail_line("cannot load " + shim + ": " + load_error);
+  }
+  if (!get_version) {
+    return fail_line(shim + " has no cudnnGetVersion");
+  }
+  if (expect >= 0 && version != expect) {
+    return fail_line("cudnnGetVersion() of " + shim + " returns " + std::to_string(version) +
+                         ", expected " + std::to_string(expect),
+                     version);
+  }
+  auto check_origin = [&]() -> bool {
+    auto foreign = foreign_cudnn(dir);
+    if (foreign.empty()) {
+      return true;
+    }
+    (void)fail_line("a cuDNN library was loaded from outside " + dir + ": " + foreign.front(),
+                    version);
+    return false;
+  };
+  if (!check_origin()) {
+    return k_exit_failed;
+  }
+  Cudnn dnn;
+  std::string missing;
+  if (!bind_cudnn(h, dnn, missing)) {
+    return fail_line(shim + " does not export " + missing + " (not a usable cuDNN)", version);
+  }
+  int passed = 0;
+  int failed = 0;
+  int skipped = 0;
+  for (int i = 0; i < count; ++i) {
+    JsonLine().str("event", "testing").num("gpu", i).print();
+    GpuReport r = test_device(cuda, dnn, i);
+    print_gpu(r, version);
+    (r.status == "passed" ? passed : r.status == "failed" ? failed : skipped)++;
+  }
+  // Sub-libraries load lazily during the test: check their origin again.
+  if (!check_origin()) {
+    return k_exit_failed;
+  }
+  const char* status = failed > 0 ? "failed" : passed > 0 ? "passed" : "skipped";
+  JsonLine()
+      .boolean("summary", true)
+      .str("status", status)
+      .num("gpus", count)
+      .num("passed", passed)
+      .num("failed", failed)
+      .num("skipped", skipped)
+      .num("cudnn_version", version)
+      .num("driver_version", driver_version)
+      .real("ms", ms_since(t0))
+      .print();
+  return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
+}
+
+int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
+              const std::vector<std::string>& checks) {
+  if (dir.empty() || dir[0] != '/' || shim.empty()) {
+    return usage("--probe needs an absolute DIR and --shim FILE");
+  }
+  bool ok = true;
+  std::vector<std::pair<std::string, void*>> handles;
+  std::vector<std::string> files = {shim};
+  files.insert(files.end(), load.begin(), load.end());
+  for (const auto& file : files) {
+    std::string path = dir + "/" + file;
+    JsonLine().str("event", "loading").str("file", file).print();
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      JsonLine().str("event", "error").str("file", file).str("message", dl_error()).print();
+      ok = false;
+      continue;
+    }
+    JsonLine().str("event", "loaded").str("file", file).str("path", loaded_path(h)).print();
+    handles.emplace_back(file, h);
+    if (file == shim) {
+      auto get_version = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion"));
+      auto get_cudart = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetCudartVersion"));
+      JsonLine line;
+      line.str("event", "version");
+      if (get_version) {
+        line.num("getversion", static_cast<long long>(get_version()));
+      } else {
+        line.null("getversion");
+        ok = false;
+      }
+      if (get_cudart) {
+        line.num("cudart", static_cast<long long>(get_cudart()));
+      }
+      line.print();
+    }
+  }
+  for (const auto& spec : checks) {
+    auto colon = spec.find(':');
+    std::string file = spec.substr(0, colon);
+    std::string function = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    void* h = nullptr;
+    for (const auto& [f, hh] : handles) {
+      if (f == file) {
+        h = hh;
+      }
+    }
+    if (!h) {
+      continue; // its load error was reported
+    }
+    auto fn = reinterpret_cast<int (*)()>(::dlsym(h, function.c_str()));
+    JsonLine line;
+    line.str("event", "check").str("file", file).str("function", function);
+    if (!fn) {
+      line.boolean("found", false).print();
+      continue;
+    }
+    int status = fn();
+    ok = ok && status == 0;
+    line.boolean("found", true).num("status", status).print();
+  }
+  for (const auto& p : foreign_cudnn(dir)) {
+    JsonLine().str("event", "foreign").str("path", p).print();
+    ok = false;
+  }
+  JsonLine().str("event", "done").boolean("ok", ok).print();
+  return ok ? k_exit_passed : k_exit_failed;
+}
+
+int run_which(const std::vector<std::string>& sonames) {
+  bool ok = true;
+  for (const auto& s : sonames) {
+    void* h = ::dlopen(s.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      JsonLine().str("soname", s).str("error", dl_error()).print();
+      ok = false;
+      continue;
+    }
+    std::string path = loaded_path(h);
+    JsonLine().str("soname", s).str("path", path).str("real", real_path(path)).print();
+  }
+  return ok ? k_exit_passed : k_exit_failed;
+}
+
+int run_gpus() {
+  auto t0 = std::chrono::steady_clock::now();
+  CudaDriver cuda;
+  int count = 0;
+  int driver_version = 0;
+  std::string why;
+  if (!find_gpus(cuda, count, driver_version, why)) {
+    print_no_gpu(why, -1);
+    return k_exit_no_gpu;
+  }
+  int usable = 0;
+  for (int i = 0; i < count; ++i) {
+    GpuReport r = check_device(cuda, i);
+    print_gpu(r, -1);
+    usable += r.status == "usable";
+  }
+  JsonLine()
+      .boolean("summary", true)
+      .str("status", usable > 0 ? "usable" : "skipped")
+      .num("gpus", count)
+      .num("usable", usable)
+      .num("driver_version", driver_version)
+      .real("ms", ms_since(t0))
+      .print();
+  return usable > 0 ? k_exit_passed : k_exit_unusable;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string mode;
+  std::string target;
+  std::string shim;
+  long long expect = -1;
+  std::vector<std::string> load;
+  std::vector<std::string> checks;
+  std::vector<std::string> rest;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--smoke" || a == "--probe") {
+      mode = a;
+      const char* v = value();
+      if (!v) {
+        return usage((a + " needs an argument").c_str());
+      }
+      target = v;
+    } else if (a == "--which" || a == "--gpus") {
+      mode = a;
+    } else if (a == "--shim" || a == "--load" || a == "--check" || a == "--expect") {
+      const char* v = value();
+      if (!v) {
+        return usage((a + " needs an argument").c_str());
+      }
+      if (a == "--shim") {
+        shim = v;
+      } else if (a == "--load") {
+        load.emplace_back(v);
+      } else if (a == "--check") {
+        checks.emplace_back(v);
+      } else {
+        char* end = nullptr;
+        expect = std::strtoll(v, &end, 10);
+        if (!end || *end != '\0' || expect < 0) {
+          return usage("--expect needs a number");
+        }
+      }
+    } else if (a == "-h" || a == "--help") {
+      usage("help");
+      return k_exit_passed;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage(("unknown option " + a).c_str());
+    } else {
+      rest.push_back(a);
+    }
+  }
+  if (mode == "--smoke" && rest.empty()) {
+    return run_smoke(target, expect);
+  }
+  if (mode == "--probe" && rest.empty()) {
+    return run_probe(target, shim, load, checks);
+  }
+  if (mode == "--which" && !rest.empty()) {
+    return run_which(rest);
+  }
+  if (mode == "--gpus" && rest.empty()) {
+    return run_gpus();
+  }
+  return usage("choose one of --smoke, --probe, --which, --gpus");
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "smoke/runner.hpp"
+
+#include "util/strings.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace cudnnctl::smoke {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> json_lines(const std::string& out) {
+  std::vector<json> lines;
+  for (const auto& raw : util::split(out, '\n')) {
+    auto text = util::trim(raw);
+    if (text.empty()) {
+      continue;
+    }
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && j.is_object()) {
+      lines.push_back(std::move(j));
+    }
+  }
+  return lines;
+}
+
+std::string str_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<long> long_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it != j.end() && it->is_number_integer()) {
+    return it->get<long>();
+  }
+  return std::nullopt;
+}
+
+// The last non-empty stderr line: what a helper that died says last.
+std::string last_err_line(const std::string& err) {
+  auto lines = util::split(err, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    auto t = util::trim(*it);
+    if (!t.empty()) {
+      return std::string(t.substr(0, 300));
+    }
+  }
+  return {};
+}
+
+std::string gpu_label(const GpuResult& g) {
+  std::string s = "GPU " + std::to_string(g.gpu);
+  if (!g.name.empty()) {
+    s += " (" + g.name + (g.compute_capability.empty() ? "" : ", sm " + g.compute_capability) + ")";
+  }
+  return s;
+}
+
+std::string died(const util::ProcessResult& p, std::chrono::seconds timeout) {
+  if (p.timed_out) {
+    return "timed out after " + std::to_string(timeout.count()) + " s and was killed";
+  }
+  return "was " + p.describe();
+}
+
+Result<util::ProcessResult> run_helper(std::vector<std::string> args,
+                                       std::chrono::seconds timeout) {
+  TRY_ASSIGN(std::string helper, find_helper());
+  args.insert(args.begin(), helper);
+  util::ProcessOptions o;
+  o.argv = std::move(args);
+  o.env = helper_env();
+  o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  return util::run_process(o);
+}
+
+} // namespace
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+  case Outcome::passed:
+    return "passed";
+  case Outcome::failed:
+    return "failed";
+  case Outcome::skipped:
+    return "skipped";
+  }
+  return "failed";
+}
+
+Result<std::string> find_helper() {
+  const char* env = std::getenv("CUDNNCTL_SMOKE_HELPER");
+  std::string path;
+  if (env && *env) {
+    path = env;
+  } else {
+    std::string self = util::self_exe();
+    auto slash = self.rfind('/');
+    if (slash == std::string::npos) {
+      return fail(ErrorCode::environment,
+                  "cannot locate the running executable to find " + std::string(k_helper_name));
+    }
+    path = self.substr(0, slash + 1) + k_helper_name;
+  }
+  if (::access(path.c_str(), X_OK) != 0) {
+    return fail(ErrorCode::environment,
+                std::string(k_helper_name) + " not found at " + path +
+                    " (it is installed beside cudnnctl; reinstall cudnnctl, or set "
+                    "CUDNNCTL_SMOKE_HELPER)");
+  }
+  return path;
+}
+
+std::vector<std::string> helper_env() {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + v);
+  }
+  return env;
+}
+
+json to_json(const SmokeResult& r) {
+  json gpus = json::array();
+  for (const auto& g : r.gpus) {
+    gpus.push_back({{"gpu", g.gpu},
+                    {"name", g.name},
+                    {"compute_capability", g.compute_capability},
+                    {"cudnn_version", g.cudnn_version},
+                    {"status", g.status},
+                    {"max_error", g.max_error ? json(*g.max_error) : json(nullptr)},
+                    {"ms", g.ms},
+                    {"message", g.message}});
+  }
+  return {{"status", outcome_name(r.outcome)},
+          {"no_gpu", r.no_gpu},
+          {"message", r.message},
+          {"gpus", gpus},
+          {"cudnn_version", r.cudnn_version ? json(*r.cudnn_version) : json(nullptr)},
+          {"driver_version", r.driver_version ? json(*r.driver_version) : json(nullptr)},
+          {"ms", r.ms},
+          {"helper", r.helper}};
+}
+
+SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeout) {
+  SmokeResult r;
+  std::string no_gpu_message;
+  std::string fail_message;
+  std::optional<int> testing;
+  bool summary = false;
+  for (const auto& j : json_lines(p.out)) {
+    if (auto v = long_of(j, "cudnn_version")) {
+      r.cudnn_version = v;
+    }
+    if (str_of(j, "event") == "testing") {
+      testing = static_cast<int>(long_of(j, "gpu").value_or(-1));
+      continue;
+    }
+    if (j.contains("summary")) {
+      summary = true;
+      if (auto v = long_of(j, "driver_version")) {
+        r.driver_version = static_cast<int>(*v);
+      }
+      if (j.contains("ms") && j["ms"].is_number()) {
+        r.ms = j["ms"].get<double>();
+      }
+      continue;
+    }
+    if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status")) {
+      GpuResult g;
+      g.gpu = static_cast<int>(*gpu);
+      g.name = str_of(j, "name");
+      g.compute_capability = str_of(j, "compute_capability");
+      g.cudnn_version = long_of(j, "cudnn_version").value_or(0);
+      g.status = str_of(j, "status");
+      if (j.contains("max_error") && j["max_error"].is_number()) {
+        g.max_error = j["max_error"].get<double>();
+      }
+      if (j.contains("ms") && j["ms"].is_number()) {
+        g.ms = j["ms"].get<double>();
+      }
+      g.message = str_of(j, "message");
+      if (testing == g.gpu) {
+        testing.reset();
+      }
+      r.gpus.push_back(std::move(g));
+      continue;
+    }
+    std::string status = str_of(j, "status");
+    if (status == "no-gpu") {
+      no_gpu_message = str_of(j, "message");
+    } else if (status == "failed") {
+      fail_message = str_of(j, "message");
+    }
+  }
+  auto with_status = [&](const char* s) {
+    std::vector<std::string> out;
+    for (const auto& g : r.gpus) {
+      if (g.status == s) {
+        out.push_back(gpu_label(g) + ": " + g.message);
+      }
+    }
+    return util::join(out, "; ");
+  };
+  if (p.timed_out || p.term_signal != 0) {
+    r.outcome = Outcome::failed;
+    r.message = "the smoke helper " + died(p, timeout);
+    if (testing) {
+      r.message += " while testing GPU " + std::to_string(*testing);
+    }
+    return r;
+  }
+  switch (p.exit_code) {
+  case k_helper_passed: {
+    size_t passed = 0;
+    std::vector<std::string> names;
+    for (const auto& g : r.gpus) {
+      if (g.status == "passed" || g.status == "usable") {
+        ++passed;
+        names.push_back(gpu_label(g));
+      }
+    }
+    if (passed == 0 || !summary) {
+      r.outcome = Outcome::failed;
+      r.message = "the smoke helper exited 0 without reporting a passed GPU (output: " +
+                  std::string(util::trim(p.out.substr(0, 200))) + ")";
+      break;
+    }
+    r.outcome = Outcome::passed;
+    r.message = std::to_string(passed) + " GPU(s) passed: " + util::join(names, ", ");
+    if (auto skipped = with_status("skipped"); !skipped.empty()) {
+      r.message += "; skipped " + skipped;
+    }
+    break;
+  }
+  case k_helper_no_gpu:
+    r.outcome = Outcome::skipped;
+    r.no_gpu = true;
+    r.message = "no GPU" + (no_gpu_message.empty() ? std::string() : ": " + no_gpu_message);
+    break;
+  case k_helper_unusable:
+    r.outcome = Outcome::skipped;
+    r.message = "no usable GPU: " + with_status("skipped");
+    break;
+  case k_helper_failed:
+    r.outcome = Outcome::failed;
+    if (auto failed = with_status("failed"); !failed.empty()) {
+      r.message = failed;
+    } else if (!fail_message.empty()) {
+      r.message = fail_message;
+    } else {
+      r.message = "the smoke helper failed: " + last_err_line(p.err);
+    }
+    break;
+  default:
+    r.outcome = Outcome::failed;
+    r.message = "the smoke helper exited with status " + std::to_string(p.exit_code) +
+                (p.err.empty() ? std::string() : ": " + last_err_line(p.err));
+    break;
+  }
+  return r;
+}
+
+Result<SmokeResult> run_smoke(const std::filesystem::path& shim, std::optional<long> expect,
+                              std::chrono::seconds timeout) {
+  std::vector<std::string> args = {"--smoke", shim.string()};
+  if (expect) {
+    args.push_back("--expect");
+    args.push_back(std::to_string(*expect));
+  }
+  TRY_ASSIGN(util::ProcessResult p, run_helper(args, timeout));
+  SmokeResult r = parse_smoke(p, timeout);
+  r.helper = find_helper().value_or("");
+  return r;
+}
+
+Result<SmokeResult> run_gpu_presence(std::chrono::seconds timeout) {
+  TRY_ASSIGN(util::ProcessResult p, run_helper({"--gpus"}, timeout));
+  SmokeResult r = parse_smoke(p, timeout);
+  r.helper = find_helper().value_or("");
+  return r;
+}
+
+ProbeResult parse_probe(const util::ProcessResult& p, std::chrono::seconds timeout) {
+  ProbeResult r;
+  std::string loading;
+  for (const auto& j : json_lines(p.out)) {
+    std::string ev = str_of(j, "event");
+    if (ev == "loading") {
+      loading = str_of(j, "file");
+    } else if (ev == "loaded") {
+      r.loaded.emplace_back(str_of(j, "file"), str_of(j, "path"));
+      loading.clear();
+    } else if (ev == "error") {
+      r.errors.emplace_back(str_of(j, "file"), str_of(j, "message"));
+      loading.clear();
+    } else if (ev == "version") {
+      r.getversion = long_of(j, "getversion");
+      r.cudart = long_of(j, "cudart");
+    } else if (ev == "check") {
+      ProbeCheck c;
+      c.file = str_of(j, "file");
+      c.function = str_of(j, "function");
+      c.found = j.value("found", false);
+      c.status = static_cast<int>(long_of(j, "status").value_or(0));
+      r.checks.push_back(std::move(c));
+    } else if (ev == "foreign") {
+      r.foreign.push_back(str_of(j, "path"));
+    } else if (ev == "done") {
+      r.completed = true;
+    }
+  }
+  if (!r.completed) {
+    r.crashed_in = loading;
+  }
+  r.process_ok = p.ok();
+  r.process = (p.timed_out || p.term_signal) ? died(p, timeout) : p.describe();
+  if (!p.ok() && !p.err.empty()) {
+    r.process += " (" + last_err_line(p.err) + ")";
+  }
+  return r;
+}
+
+Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds timeout) {
+  std::vector<std::string> args = {"--probe", req.dir.string(), "--shim", req.shim};
+  for (const auto& f : req.load) {
+    args.push_back("--load");
+    args.push_back(f);
+  }
+  for (const auto& [file, function] : req.checks) {
+    args.push_back("--check");
+    args.push_back(file + ":" + function);
+  }
+  TRY_ASSIGN(util::ProcessResult p, run_helper(args, timeout));
+  return parse_probe(p, timeout);
+}
+
+Result<WhichResult> run_which(const std::string& soname, std::chrono::seconds timeout) {
+  TRY_ASSIGN(util::ProcessResult p, run_helper({"--which", soname}, timeout));
+  WhichResult w;
+  w.soname = soname;
+  for (const auto& j : json_lines(p.out)) {
+    if (str_of(j, "soname") != soname) {
+      continue;
+    }
+    if (j.contains("path")) {
+      w.path = str_of(j, "path");
+      w.real = str_of(j, "real");
+    } else {
+      w.error = str_of(j, "error");
+    }
+  }
+  if (!w.path && w.error.empty()) {
+    w.error = "the loader check helper " +
+              ((p.timed_out || p.term_signal) ? died(p, timeout) : p.describe()) +
+              (p.err.empty() ? std::string() : ": " + last_err_line(p.err));
+  }
+  return w;
+}
+
+} // namespace cudnnctl::smoke

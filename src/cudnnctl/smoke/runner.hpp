@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parent side of the cudnnctl-smoke helper: finds it beside the running executable (or at
+// $CUDNNCTL_SMOKE_HELPER), runs it as a child with a clean environment (PATH=/usr/bin:/bin,
+// CUDA_VISIBLE_DEVICES when set; never LD_LIBRARY_PATH) and a timeout, and turns its JSON
+// lines into results. A crashing or hanging helper is a failed result, never our crash.
+#pragma once
+
+#include "util/process.hpp"
+#include "util/result.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudnnctl::smoke {
+
+// --- Interface ---
+
+// Exit status of cudnnctl-smoke (documented in helper_main.cpp and docs/GPU.md).
+inline constexpr int k_helper_passed = 0;
+inline constexpr int k_helper_failed = 1;
+inline constexpr int k_helper_usage = 2;
+inline constexpr int k_helper_no_gpu = 3;
+inline constexpr int k_helper_unusable = 4;
+
+inline constexpr const char* k_helper_name = "cudnnctl-smoke";
+
+// $CUDNNCTL_SMOKE_HELPER, else cudnnctl-smoke beside /proc/self/exe. Not there or not
+// executable: ErrorCode::environment saying where it was looked for.
+[[nodiscard]] Result<std::string> find_helper();
+
+// The child's environment: PATH=/usr/bin:/bin and CUDA_VISIBLE_DEVICES if we have it.
+std::vector<std::string> helper_env();
+
+// --- GPU smoke test ---
+
+struct GpuResult {
+  int gpu = 0;
+  std::string name;
+  std::string compute_capability;
+  long cudnn_version = 0;
+  std::string status; // "passed", "failed", "skipped" ("usable" in a presence check)
+  std::optional<double> max_error;
+  double ms = 0;
+  std::string message;
+};
+
+enum class Outcome { passed, failed, skipped };
+const char* outcome_name(Outcome o);
+
+struct SmokeResult {
+  Outcome outcome = Outcome::failed;
+  bool no_gpu = false; // skipped because there is no GPU at all (not: GPUs, none usable)
+  std::string message; // one line: why failed/skipped, or what passed
+  std::vector<GpuResult> gpus;
+  std::optional<long> cudnn_version;
+  std::optional<int> driver_version; // cuDriverGetVersion(), e.g. 13000
+  double ms = 0;
+  std::string helper;
+};
+nlohmann::json to_json(const SmokeResult& r);
+
+// Interprets the helper's output and exit status (pure; see the exit-code table).
+SmokeResult parse_smoke(const util::ProcessResult& process, std::chrono::seconds timeout);
+
+// Runs `cudnnctl-smoke --smoke <shim> [--expect N]`. Errors only when the helper cannot be
+// found or started (ErrorCode::environment); every outcome of the run is a SmokeResult.
+[[nodiscard]] Result<SmokeResult> run_smoke(const std::filesystem::path& shim,
+                                            std::optional<long> expect_version,
+                                            std::chrono::seconds timeout);
+
+// --- GPU presence (for --require-gpu, before anything is written) ---
+
+// Runs `cudnnctl-smoke --gpus`. outcome passed = at least one usable GPU; skipped = none
+// (no_gpu says whether there is no GPU at all).
+[[nodiscard]] Result<SmokeResult> run_gpu_presence(std::chrono::seconds timeout);
+
+// --- Runtime probe (pre-switch, no GPU) ---
+
+struct ProbeCheck {
+  std::string file;
+  std::string function;
+  bool found = false;
+  int status = 0;
+};
+
+struct ProbeResult {
+  std::vector<std::pair<std::string, std::string>> loaded; // file -> path the loader used
+  std::vector<std::pair<std::string, std::string>> errors; // file -> dlerror
+  std::optional<long> getversion;
+  std::optional<long> cudart;
+  std::vector<ProbeCheck> checks;
+  std::vector<std::string> foreign; // libcudnn* loaded from outside the directory
+  bool completed = false;           // the "done" line arrived
+  std::string crashed_in;           // file being loaded when the output stopped
+  std::string process;              // "exit status 1", "killed by signal 7 (Bus error)"
+  bool process_ok = false;
+};
+
+struct ProbeRequest {
+  std::filesystem::path dir;                               // absolute, host path of lib/
+  std::string shim;                                        // "libcudnn.so.9"
+  std::vector<std::string> load;                           // loaded in this order after it
+  std::vector<std::pair<std::string, std::string>> checks; // file, version-check function
+};
+
+ProbeResult parse_probe(const util::ProcessResult& process, std::chrono::seconds timeout);
+
+[[nodiscard]] Result<ProbeResult> run_probe(const ProbeRequest& request,
+                                            std::chrono::seconds timeout);
+
+// --- Loader check (root "/") ---
+
+struct WhichResult {
+  std::string soname;
+  std::optional<std::string> path; // as the loader found it
+  std::optional<std::string> real; // realpath of it
+  std::string error;               // dlerror, or why the helper failed
+};
+
+// Runs `cudnnctl-smoke --which <soname>`: a real child without LD_LIBRARY_PATH resolving
+// `soname` through the ld.so cache.
+[[nodiscard]] Result<WhichResult> run_which(const std::string& soname,
+                                            std::chrono::seconds timeout);
+
+} // namespace cudnnctl::smoke

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gates_test_util.hpp"
+#include "smoke/runner.hpp"
+#include "validate/runtime.hpp"
+
+#include <cstdlib>
+
+using namespace cudnnctl;
+using namespace gates_test;
+
+namespace {
+
+struct HelperEnv {
+  HelperEnv() { ::setenv("CUDNNCTL_SMOKE_HELPER", CUDNNCTL_SMOKE_HELPER_PATH, 1); }
+  ~HelperEnv() { ::unsetenv("CUDNNCTL_SMOKE_HELPER"); }
+};
+
+validate::RuntimeVerdict probe_tree(const fs::path& lib, const HeaderVersion& v) {
+  HelperEnv env;
+  auto p =
+      smoke::run_probe(validate::probe_request(fs::absolute(lib), v), std::chrono::seconds(30));
+  REQUIRE(p);
+  return validate::judge_probe(*p, v);
+}
+
+std::string all(const validate::RuntimeVerdict& r) {
+  std::string s;
+  for (const auto& p : r.problems) {
+    s += p.str() + "\n";
+  }
+  for (const auto& w : r.warnings) {
+    s += "warning: " + w + "\n";
+  }
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("probe request: shim first, the set in load order, version checks", "[validate]") {
+  auto r = validate::probe_request("/x/lib", {9, 1, 0});
+  CHECK(r.shim == "libcudnn.so.9");
+  REQUIRE(r.load.size() == 7);
+  CHECK(r.load.front() == "libcudnn_graph.so.9");
+  REQUIRE(r.checks.size() == 4);
+  CHECK(r.checks[0] ==
+        std::make_pair(std::string("libcudnn_graph.so.9"), std::string("cudnnGraphVersionCheck")));
+  auto r8 = validate::probe_request("/x/lib", {8, 9, 7});
+  CHECK(r8.shim == "libcudnn.so.8");
+  CHECK(r8.checks.size() == 6);
+}
+
+TEST_CASE("runtime probe in a child: agreement, getversion lie, failing check", "[validate]") {
+  SECTION("all agree") {
+    auto lib = make_lib_tree(fs::absolute("rt-good"), {9, 1, 0});
+    auto v = probe_tree(lib, {9, 1, 0});
+    INFO(all(v));
+    CHECK(v.problems.empty());
+    CHECK(v.warnings.empty());
+    CHECK(v.summary.find("cudnnGetVersion() = 90100") != std::string::npos);
+    CHECK(v.summary.find("4 version checks returned 0") != std::string::npos);
+  }
+  SECTION("cudnnGetVersion disagrees with the header") {
+    auto lib = make_lib_tree(fs::absolute("rt-getversion"), {9, 1, 0}, {.getversion = 90000});
+    auto v = probe_tree(lib, {9, 1, 0});
+    REQUIRE(v.problems.size() == 1);
+    CHECK(v.problems[0].file == "lib/libcudnn.so.9");
+    CHECK(v.problems[0].problem ==
+          "cudnnGetVersion() returns 90000, but the release is 9.1.0 (90100)");
+  }
+  SECTION("8.x numbering") {
+    auto lib = make_lib_tree(fs::absolute("rt-8"), {8, 9, 7});
+    auto v = probe_tree(lib, {8, 9, 7});
+    INFO(all(v));
+    CHECK(v.problems.empty());
+    CHECK(v.summary.find("= 8907") != std::string::npos);
+  }
+  SECTION("a sub-library's version check fails") {
+    auto lib =
+        make_lib_tree(fs::absolute("rt-check"), {9, 1, 0}, {.bad_check = "cudnnCnnVersionCheck"});
+    auto v = probe_tree(lib, {9, 1, 0});
+    REQUIRE(v.problems.size() == 1);
+    CHECK(v.problems[0].str() == "lib/libcudnn_cnn.so.9: cudnnCnnVersionCheck() returns 1002 "
+                                 "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), expected 0");
+  }
+}
+
+TEST_CASE("runtime probe: dependencies, crashes, foreign libraries", "[validate]") {
+  SECTION("an external dependency this host lacks is a warning, named") {
+    fs::path root = fs::absolute("rt-dep");
+    auto lib = make_lib_tree(root, {9, 1, 0});
+    // libcudnn.so.9.1.0 that needs libcudnnctl_missing_dep.so.1 (built, then hidden).
+    compile_lib(root / "dep", "libcudnnctl_missing_dep.so.1", "libcudnnctl_missing_dep.so.1",
+                "int dep;\n");
+    fs::remove(lib / "libcudnn.so.9.1.0");
+    compile_lib(lib, "libcudnn.so.9.1.0", "libcudnn.so.9",
+                "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 90100; }\n",
+                {"-Wl,--no-as-needed", (root / "dep" / "libcudnnctl_missing_dep.so.1").string()});
+    fs::remove_all(root / "dep");
+    auto v = probe_tree(lib, {9, 1, 0});
+    INFO(all(v));
+    CHECK(v.problems.empty());
+    REQUIRE(v.warnings.size() == 1);
+    CHECK(v.warnings[0].find("lib/libcudnn.so.9 could not be loaded on this host: it needs "
+                             "libcudnnctl_missing_dep.so.1") == 0);
+    CHECK(v.warnings[0].find("including cudnnGetVersion()") != std::string::npos);
+  }
+  SECTION("an undefined symbol inside cuDNN's own file is a problem") {
+    fs::path root = fs::absolute("rt-undef");
+    auto lib = make_lib_tree(root, {9, 1, 0});
+    fs::remove(lib / "libcudnn_ops.so.9.1.0");
+    compile_lib(lib, "libcudnn_ops.so.9.1.0", "libcudnn_ops.so.9",
+                "extern int cudnnctl_nowhere(void);\nint f(void) { return cudnnctl_nowhere(); }\n");
+    auto v = probe_tree(lib, {9, 1, 0});
+    REQUIRE_FALSE(v.problems.empty());
+    CHECK(v.problems[0].file == "lib/libcudnn_ops.so.9");
+    CHECK(v.problems[0].problem.find("undefined symbol: cudnnctl_nowhere") != std::string::npos);
+  }
+  SECTION("a library whose constructor crashes") {
+    fs::path root = fs::absolute("rt-crash");
+    auto lib = make_lib_tree(root, {9, 1, 0});
+    fs::remove(lib / "libcudnn_adv.so.9.1.0");
+    compile_lib(lib, "libcudnn_adv.so.9.1.0", "libcudnn_adv.so.9",
+                "#include <signal.h>\n__attribute__((constructor)) static void boom(void) { "
+                "raise(SIGBUS); }\n");
+    auto v = probe_tree(lib, {9, 1, 0});
+    REQUIRE(v.problems.size() == 1);
+    CHECK(v.problems[0].file == "lib/libcudnn_adv.so.9");
+    CHECK(v.problems[0].problem.find("killed the probe process (was killed by signal 7") !=
+          std::string::npos);
+  }
+  SECTION("a libcudnn* loaded from outside the directory") {
+    // The shim NEEDs libcudnn_extra.so.9, which only exists elsewhere (found through its
+    // RPATH): the probe must name it.
+    fs::path root = fs::absolute("rt-foreign");
+    auto lib = make_lib_tree(root, {9, 1, 0});
+    compile_lib(root / "other", "libcudnn_extra.so.9", "libcudnn_extra.so.9", "int e;\n");
+    fs::remove(lib / "libcudnn.so.9.1.0");
+    compile_lib(lib, "libcudnn.so.9.1.0", "libcudnn.so.9",
+                "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 90100; }\n",
+                {"-Wl,--no-as-needed", (root / "other" / "libcudnn_extra.so.9").string(),
+                 "-Wl,--disable-new-dtags", "-Wl,-rpath," + (root / "other").string()});
+    auto v = probe_tree(lib, {9, 1, 0});
+    REQUIRE(v.problems.size() == 1);
+    CHECK(v.problems[0].file == (root / "other" / "libcudnn_extra.so.9").string());
+    CHECK(v.problems[0].problem.find("loaded from outside the staged lib/") != std::string::npos);
+  }
+}
+
+TEST_CASE("judge_probe on synthetic results", "[validate]") {
+  smoke::ProbeResult p;
+  p.completed = false;
+  p.crashed_in = "libcudnn_ops.so.9";
+  p.process = "was killed by signal 7 (Bus error)";
+  auto v = validate::judge_probe(p, {9, 1, 0});
+  REQUIRE(v.problems.size() == 1);
+  CHECK(v.problems[0].str() ==
+        "lib/libcudnn_ops.so.9: loading it killed the probe process (was killed by signal 7 "
+        "(Bus error))");
+
+  smoke::ProbeResult hung;
+  hung.process = "timed out after 5 s and was killed";
+  v = validate::judge_probe(hung, {9, 1, 0});
+  REQUIRE(v.problems.size() == 1);
+  CHECK(v.problems[0].problem ==
+        "the runtime probe did not finish (timed out after 5 s and was killed)");
+
+  smoke::ProbeResult noversion;
+  noversion.completed = true;
+  noversion.process_ok = false;
+  noversion.loaded = {{"libcudnn.so.9", "/x/libcudnn.so.9"}};
+  v = validate::judge_probe(noversion, {9, 1, 0});
+  REQUIRE(v.problems.size() == 1);
+  CHECK(v.problems[0].str() == "lib/libcudnn.so.9: exports no cudnnGetVersion()");
+
+  smoke::ProbeResult nocheck; // checks that are absent are not defects
+  nocheck.completed = true;
+  nocheck.process_ok = true;
+  nocheck.loaded = {{"libcudnn.so.9", "/x/libcudnn.so.9"}};
+  nocheck.getversion = 90100;
+  nocheck.checks = {{"libcudnn_graph.so.9", "cudnnGraphVersionCheck", false, 0}};
+  v = validate::judge_probe(nocheck, {9, 1, 0});
+  CHECK(v.problems.empty());
+}
