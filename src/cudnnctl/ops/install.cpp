@@ -39,12 +39,6 @@ Result<std::vector<std::string>> parse_components(const std::string& list) {
       out.push_back(c);
     }
   }
-  // An active cuDNN is what the loader finds: without its shared libraries there is nothing
-  // to activate (nor to validate, nor for the post-switch loader check).
-  if (std::find(out.begin(), out.end(), "runtime") == out.end()) {
-    return fail(ErrorCode::usage, "--components must include runtime (the shared libraries), "
-                                  "e.g. runtime,headers,static for everything");
-  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -225,11 +225,15 @@ expect_exit 0 c "$R" verify
 expect_no_file "$REF/opt/cudnn/store/$ENTRY/lib/libcudnn_ops_static_v9.a"
 expect_file "$REF/opt/cudnn/store/$ENTRY/include/cudnn_version.h"
 
-TEST "--components without runtime is refused (exit 2)"
+TEST "--components static: the static libraries alone"
 R=$(new_root)
-expect_exit 2 c "$R" --mirror "$URL" --json install 9.14.0 --components static --no-smoke
-expect_json 'd["error"]["code"]' usage
-expect_json '"runtime" in d["error"]["message"]' true
+expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components static --no-smoke
+expect_json 'd["data"]["components"]' '["static"]'
+E=$R/opt/cudnn/store/$ENTRY-static
+expect_file "$E/lib/libcudnn_ops_static_v9.a"
+expect_no_file "$E/include"
+[ -z "$(find "$E" -name '*.so*')" ] || fail "shared libraries installed: $(find "$E" -name '*.so*')"
+expect_exit 0 c "$R" verify
 expect_exit 2 c "$R" --mirror "$URL" install 9.14.0 --components headers,bogus --no-smoke
 expect_contains "$ERR" "bogus"
 
