@@ -3,8 +3,8 @@
 # layout from the cuDNN files of the local CUDA install, and a matching manifest.
 #   CACHE_DIR/<key>/cudnn/linux-x86_64/cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz
 #   CACHE_DIR/<key>/redistrib_9.19.0.json   (unpinned label; schema B)
-# Prints the mirror directory CACHE_DIR/<key>. <key> hashes the inputs (names, sizes, mtimes)
-# and this script, so a change of either builds again. $BENCH_CUDA (default /usr/local/cuda)
+# Prints the mirror directory CACHE_DIR/<key>. <key> hashes the inputs' contents and this
+# script, so a change of either builds again. $BENCH_CUDA (default /usr/local/cuda)
 # is only read, never modified. Compression: single-threaded `xz -6`, the conservative
 # assumption about NVIDIA's archives (several minutes).
 set -euo pipefail
@@ -22,9 +22,14 @@ hdrs=("$cuda"/include/cudnn*.h)
   echo "build_archive: no libcudnn*.so.$major / cudnn*.h under $cuda" >&2
   exit 125
 }
+# The key hashes the inputs' contents (about a second), not their mtimes.
 key=$( {
-  stat -L -c '%n %s %Y' "${libs[@]}" "${hdrs[@]}"
-  sha256sum "${BASH_SOURCE[0]}"
+  if command -v openssl >/dev/null; then
+    openssl dgst -sha256 -r "${libs[@]}" "${hdrs[@]}"
+  else
+    sha256sum "${libs[@]}" "${hdrs[@]}"
+  fi | awk '{print $1}'
+  sha256sum "${BASH_SOURCE[0]}" | awk '{print $1}'
 } | sha256sum | cut -c1-16)
 out=$cache/$key
 if [ -f "$out/redistrib_$label.json" ] && [ -f "$out/$rel" ]; then
