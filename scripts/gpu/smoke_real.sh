@@ -88,11 +88,22 @@ $missing"
 rpath=$(readelf -d "$HELPER" | grep -E 'RPATH|RUNPATH' || true)
 [ -z "$rpath" ] || die "cudnnctl-smoke has an RPATH/RUNPATH ($rpath): it must be built without"
 log "cudnnctl-smoke: no RPATH/RUNPATH (checked with readelf -d)"
-cctl() { LD_LIBRARY_PATH=$LIBS "$CUDNNCTL" "$@"; }
+# cudnnctl keeps our LD_LIBRARY_PATH (the driver may be reachable only through it) with the
+# bundled libraries in front when there are any; the helper gets what cudnnctl would give it.
+cctl() {
+  if [ -n "$LIBS" ]; then LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$CUDNNCTL" "$@"; else "$CUDNNCTL" "$@"; fi
+}
+DRIVER_LLP=""
+IFS=: read -r -a _llp <<<"${LD_LIBRARY_PATH:-}"
+for d in "${_llp[@]}"; do
+  [ -n "$d" ] && [ -e "$d/libcuda.so.1" ] && ! ls "$d"/libcudnn* >/dev/null 2>&1 &&
+    DRIVER_LLP=${DRIVER_LLP:+$DRIVER_LLP:}$d
+done
+log "driver directories passed to the helper: ${DRIVER_LLP:-(none: libcuda.so.1 comes from the ld.so cache)}"
 
 gpu_rc=0
 env -i PATH=/usr/bin:/bin ${CUDA_VISIBLE_DEVICES+CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES} \
-  "$HELPER" --gpus >"$OUTDIR/gpus.jsonl" 2>"$OUTDIR/gpus.err" || gpu_rc=$?
+  ${DRIVER_LLP:+LD_LIBRARY_PATH=$DRIVER_LLP} "$HELPER" --gpus >"$OUTDIR/gpus.jsonl" 2>"$OUTDIR/gpus.err" || gpu_rc=$?
 sed 's/^/  /' "$OUTDIR/gpus.jsonl" | tee -a "$OUTDIR/log.txt"
 HAVE_GPU=0
 case $gpu_rc in

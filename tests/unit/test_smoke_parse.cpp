@@ -2,6 +2,8 @@
 #include "smoke/runner.hpp"
 
 #include <catch2/catch.hpp>
+#include "util/fs.hpp"
+#include <filesystem>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -157,6 +159,21 @@ TEST_CASE("the helper's environment is clean", "[smoke]") {
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   ::unsetenv("LD_LIBRARY_PATH");
   CHECK(smoke::helper_env() == std::vector<std::string>{"PATH=/usr/bin:/bin"});
+
+  // Driver directories reached through LD_LIBRARY_PATH are kept; one that also holds a
+  // cuDNN is not (the candidate must be the only cuDNN the helper can find).
+  std::filesystem::create_directories("envdrv/driver");
+  std::filesystem::create_directories("envdrv/mixed");
+  for (const char* f : {"envdrv/driver/libcuda.so.1", "envdrv/mixed/libcuda.so.1",
+                        "envdrv/mixed/libcudnn.so.9"}) {
+    REQUIRE(util::write_file_atomic(f, "x"));
+  }
+  auto driver = std::filesystem::absolute("envdrv/driver").string();
+  auto mixed = std::filesystem::absolute("envdrv/mixed").string();
+  ::setenv("LD_LIBRARY_PATH", ("/evil:" + mixed + ":relative:" + driver).c_str(), 1);
+  CHECK(smoke::helper_env() ==
+        std::vector<std::string>{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=" + driver});
+  ::unsetenv("LD_LIBRARY_PATH");
 
   ::setenv("CUDNNCTL_SMOKE_HELPER", "/nonexistent/cudnnctl-smoke", 1);
   auto h = smoke::find_helper();

@@ -128,7 +128,9 @@ TEST_CASE("sha256 of known inputs", "[util][sha256]") {
 
 TEST_CASE("lock: a second holder is busy until the first releases", "[util][lock]") {
   fs::path path = fs::absolute("lk/lock");
-  auto first = LockFile::acquire(path, std::chrono::milliseconds(0), "pid 1: first");
+  // The holder line names this process, as cudnnctl writes it ("pid N: ...").
+  std::string holder = "pid " + std::to_string(::getpid()) + ": first";
+  auto first = LockFile::acquire(path, std::chrono::milliseconds(0), holder);
   REQUIRE(first);
   // flock locks belong to the open file description: a second open in another process
   // must see it busy. Test from a forked child, as a second cudnnctl would be.
@@ -136,7 +138,7 @@ TEST_CASE("lock: a second holder is busy until the first releases", "[util][lock
   if (pid == 0) {
     auto second = LockFile::acquire(path, std::chrono::milliseconds(100), "pid 2: second");
     bool busy = !second && second.error().code == ErrorCode::busy &&
-                second.error().message.find("pid 1: first") != std::string::npos;
+                second.error().message.find(holder) != std::string::npos;
     ::_exit(busy ? 0 : 1);
   }
   int status = 0;

@@ -5,6 +5,7 @@
 #include "cli/output.hpp"
 #include "fetch/fetch.hpp"
 #include "ops/context.hpp"
+#include "ops/state.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -94,6 +95,11 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   std::optional<Error> error;
   if (!status) {
     error = status.error();
+    // A failed command still says what is active now (the previous generation after a
+    // rollback, the unchanged one after a refusal).
+    if (!ctx->report().active) {
+      (void)ops::fill_active(*ctx);
+    }
   }
   return print_outcome(g.json, g.quiet, ctx->report(), error);
 }

@@ -24,7 +24,7 @@ void register_switch(CLI::App& app, Action& action) {
   auto* rb = app.add_subcommand(
       "rollback", "Switch back to the generation active before this one (no network)");
   rb->add_option("--to", *to, "Switch to this generation number instead")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000000));
   rb->callback([to, &action] {
     action = [to](ops::Context& ctx) { return ops::rollback(ctx, *to); };
   });

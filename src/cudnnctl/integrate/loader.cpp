@@ -5,6 +5,7 @@
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cudnnctl::integrate {
@@ -22,10 +23,22 @@ Status write_loader_dropin(const store::Layout& layout, const std::string& entry
   std::string content = "# Managed by cudnnctl: the active cuDNN store entry. Do not edit;\n"
                         "# `cudnnctl use/rollback` rewrites this file.\n" +
                         (layout.sys_entry_dir(entry) / "lib").string() + "\n";
+  // Already so (a revert to a generation whose drop-in was never replaced, a redo by
+  // recovery): no write, so an undo also succeeds where the directory is read-only.
+  struct stat st;
+  if (::lstat(layout.ld_conf_dropin().c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      (st.st_mode & 07777) == 0644) {
+    if (auto old = util::read_file(layout.ld_conf_dropin(), 1 << 16); old && *old == content) {
+      return {};
+    }
+  }
   return util::write_file_atomic(layout.ld_conf_dropin(), content, 0644);
 }
 
 Status remove_loader_dropin(const store::Layout& layout) {
+  if (!util::exists_nofollow(layout.ld_conf_dropin())) {
+    return {};
+  }
   TRY(util::remove_file(layout.ld_conf_dropin()));
   if (util::exists_nofollow(layout.ld_conf_dropin().parent_path())) {
     TRY(util::fsync_dir(layout.ld_conf_dropin().parent_path()));

@@ -3,12 +3,30 @@
 
 #include "ops/postswitch.hpp"
 #include "ops/transaction.hpp"
+#include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
 
 namespace cudnnctl::ops {
 
 namespace {
+
+// A failure before the flip: drop what this transaction created (its generation, its
+// entry), record the failure and clear the journal; when the cleanup itself fails, the
+// journal stays for the next command. Returns `why`.
+Status undo_unswitched(Context& ctx, store::Journal& jr, const Error& why) {
+  bool clean = true;
+  if (jr.generation_created && jr.to_generation) {
+    clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
+  }
+  if (jr.entry_created) {
+    clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
+  }
+  if (clean) {
+    (void)finish_transaction(ctx, jr, "failed", why.full_message());
+  }
+  return fail(why);
+}
 
 // Runs the journaled switch; a failure before the flip undoes what this transaction
 // created, a failure after it reverts to the previous generation (exit 5).
@@ -21,18 +39,7 @@ Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& 
     if (flipped) {
       return fail(revert_switch(ctx, jr, st.error()));
     }
-    // Not flipped: drop what this transaction created; keep the journal if that fails.
-    bool clean = true;
-    if (jr.generation_created && jr.to_generation) {
-      clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
-    }
-    if (jr.entry_created) {
-      clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
-    }
-    if (clean) {
-      (void)finish_transaction(ctx, jr, "failed", st.error().full_message());
-    }
-    return st;
+    return undo_unswitched(ctx, jr, st.error());
   }
   if (run_checks) {
     if (auto checked = post_switch_checks(ctx, jr.entry, checks); !checked) {
@@ -50,16 +57,26 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   TRY_ASSIGN(int n, next_generation_number(ctx, view));
   jr.to_generation = n;
   jr.generation_created = true; // owned by this transaction from here on
-  TRY(store::write_journal(layout, jr));
-  store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
-  TRY(store::create_generation(layout, gen));
-  TRY(util::hook("after-generation"));
-  // No further record before the flip: the one above names the generation, and recovery
-  // undoes it (current still old) or rolls forward (current names it) from that alone. Each
-  // record is two fsyncs.
-  jr.phase = store::Phase::generation_created;
+  auto created = [&]() -> Status {
+    TRY(store::write_journal(layout, jr));
+    store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
+    TRY(store::create_generation(layout, gen));
+    TRY(util::hook("after-generation"));
+    // No further record before the flip: the one above names the generation, and recovery
+    // undoes it (current still old) or rolls forward (current names it) from that alone.
+    // Each record is two fsyncs.
+    jr.phase = store::Phase::generation_created;
+    return Status{};
+  }();
+  if (!created) {
+    return undo_unswitched(ctx, jr, created.error());
+  }
   TRY(switch_and_check(ctx, jr, checks, true));
-  TRY(finish_transaction(ctx, jr, "ok", ""));
+  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
+    // Not recorded: the transaction is not complete, so it is undone like any failure
+    // after the switch.
+    return fail(revert_switch(ctx, jr, done.error()));
+  }
   TRY(fill_active(ctx));
   ctx.report().changed = true;
   ctx.action("activated generation " + std::to_string(n) + " (" + jr.entry + ")");
@@ -109,6 +126,7 @@ Status activate_entry(Context& ctx, const std::string& name, const std::string& 
 }
 
 Status use(Context& ctx, const std::string& version_arg, const InstallOptions& checks) {
+  TRY(recover_pending(ctx)); // plan from a recovered store, not from a crash's leftovers
   TRY_ASSIGN(StoreView view, read_store(ctx));
   auto matches = match_entries(ctx, view, version_arg);
   if (matches.empty()) {
@@ -178,6 +196,12 @@ Status rollback(Context& ctx, std::optional<int> to) {
     ctx.line("would roll back to generation " + std::to_string(target));
     return {};
   }
+  // A request the store cannot satisfy is refused before the lock (which creates the state
+  // directory): bad input changes nothing. Checked again under the lock.
+  if (!util::exists_nofollow(ctx.layout().journal_file())) {
+    TRY_ASSIGN(StoreView pre, read_store(ctx));
+    TRY(plan(pre));
+  }
   TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
   TRY_ASSIGN(StoreView view, read_store(ctx));
   TRY_ASSIGN(int target, plan(view));
@@ -200,7 +224,9 @@ Status rollback(Context& ctx, std::optional<int> to) {
   jr.phase = store::Phase::switching;
   TRY(store::write_journal(ctx.layout(), jr));
   TRY(switch_and_check(ctx, jr, {}, false));
-  TRY(finish_transaction(ctx, jr, "ok", ""));
+  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
+    return fail(revert_switch(ctx, jr, done.error()));
+  }
   // After the switch, "previous" is where we came from, not the new rollback target.
   TRY_ASSIGN(StoreView after, read_store(ctx));
   ctx.report().active = gen_info(ctx, after, after.current);

@@ -119,7 +119,8 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   StreamExtractOptions so;
   so.extract.expected_top = archive::archive_top_name(pkg.relative_path);
   // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
-  // about 2.5x), with a floor for tiny archives (as on branch reliability).
+  // about 2.5x), with a floor for tiny archives. Not size*16 + 64 MiB: that let a 10 KB
+  // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
   so.extract.max_total_bytes = std::max<uint64_t>(pkg.size * 16, 16u << 20);
   so.extract.max_entry_bytes = so.extract.max_total_bytes;
   so.extract.include = [&](std::string_view path, archive::EntryKind) {
@@ -242,6 +243,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(Target target, resolve_target(ctx));
+  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   ctx.report().data["requested"] = o.version;

@@ -78,6 +78,13 @@ Status remove(Context& ctx, const std::string& version_arg) {
     TRY_ASSIGN(StoreView view, read_store(ctx));
     TRY(plan(view, gens, entries));
   } else {
+    // Refused before the lock when the store cannot satisfy it (nothing is created).
+    if (!util::exists_nofollow(ctx.layout().journal_file())) {
+      std::vector<int> g;
+      std::vector<std::string> e;
+      TRY_ASSIGN(StoreView pre, read_store(ctx));
+      TRY(plan(pre, g, e));
+    }
     TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
     TRY_ASSIGN(StoreView view, read_store(ctx));
     TRY(plan(view, gens, entries));

@@ -7,6 +7,8 @@
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
+#include <cstdlib>
+
 namespace cudnnctl::ops {
 
 namespace {
@@ -78,6 +80,13 @@ fetch::Options fetch_options(const Context& ctx) {
   fetch::Options o;
   if (auto ca = ctx.cacert()) {
     o.cacert = *ca;
+  }
+  // Test knob, off unless set (like the CUDNNCTL_TEST_* fault hooks): a shorter low-speed
+  // window, so that the tests see a stalled mirror abandoned in seconds, not 30 s.
+  if (const char* t = std::getenv("CUDNNCTL_TEST_LOW_SPEED_TIME"); t && *t) {
+    if (auto n = util::parse_u64(t); n && *n >= 1 && *n <= 3600) {
+      o.low_speed_time = std::chrono::seconds(*n);
+    }
   }
   return o;
 }

@@ -85,6 +85,19 @@ bool is_gen_meta_orphan(const store::Layout& layout, const std::string& name) {
   return !util::exists_nofollow(layout.generations_dir() / num);
 }
 
+// True when history.jsonl holds a record of transaction `txid`.
+bool history_has_txid(Context& ctx, const std::string& txid) {
+  std::vector<std::string> warnings;
+  auto records = store::read_history(ctx.layout(), warnings);
+  if (!records || txid.empty()) {
+    return false;
+  }
+  return std::any_of(records->rbegin(), records->rend(), [&](const json& r) {
+    return r.is_object() && r.contains("txid") && r["txid"].is_string() &&
+           r["txid"].get<std::string>() == txid;
+  });
+}
+
 } // namespace
 
 Status check_ownership(const Context& ctx) {
@@ -106,6 +119,14 @@ Result<util::LockFile> begin_mutation(Context& ctx) {
     ctx.info(d);
   }
   return lock;
+}
+
+Status recover_pending(Context& ctx) {
+  if (ctx.dry_run() || !util::exists_nofollow(ctx.layout().journal_file())) {
+    return {};
+  }
+  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  return {};
 }
 
 Status integrate_active(Context& ctx, const std::optional<std::string>& entry) {
@@ -171,8 +192,21 @@ Status finish_transaction(Context& ctx, const store::Journal& jr, const std::str
   if (!jr.delete_entries.empty()) {
     record["deleted_entries"] = jr.delete_entries;
   }
+  if (!jr.entry.empty()) {
+    record["entry"] = jr.entry; // also when "to" is gone (an undone install)
+  }
+  // The history record is the commit record: once it is on disk the transaction is done,
+  // and recovery only removes a journal whose txid it finds there (no second record).
   TRY(store::append_history(ctx.layout(), record));
-  return store::clear_journal(ctx.layout());
+  Status cleared = util::hook("after-history");
+  if (cleared) {
+    cleared = store::clear_journal(ctx.layout());
+  }
+  if (!cleared) {
+    ctx.warn("the transaction is complete, but its journal could not be removed (" +
+             cleared.error().message + "); the next cudnnctl command removes it");
+  }
+  return {};
 }
 
 json gen_ref(const Context& ctx, const StoreView& view, std::optional<int> n) {
@@ -248,11 +282,26 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
   const auto& layout = ctx.layout();
   std::vector<std::string> done;
   auto journal = store::read_journal(layout);
+  std::optional<std::string> corrupt;
   if (!journal) {
-    // A torn or foreign journal: nothing in it can be trusted. The store itself is
-    // consistent (every publication is a rename), so keep `current`, re-integrate it and
-    // drop the journal.
-    ctx.warn(journal.error().message + "; keeping the active generation");
+    corrupt = journal.error().message;
+  } else if (*journal && (*journal)->from_generation) {
+    // Every transaction starts from an existing generation and nothing deletes it while
+    // the lock is held: a journal that names a missing one does not describe this store
+    // (reverting to it would point `current` at nothing).
+    TRY_ASSIGN(StoreView view, read_store(ctx));
+    if (!view.generation(*(*journal)->from_generation)) {
+      corrupt = "journal " + layout.journal_file().string() +
+                " does not match the store: generation " +
+                std::to_string(*(*journal)->from_generation) +
+                " (active when it started) does not exist";
+    }
+  }
+  if (corrupt) {
+    // A torn, foreign or inconsistent journal: nothing in it can be trusted. The store
+    // itself is consistent (every publication is a rename), so keep `current`,
+    // re-integrate it and drop the journal.
+    ctx.warn(*corrupt + "; keeping the active generation");
     TRY_ASSIGN(auto cur, store::current_generation(layout));
     std::vector<std::string> w;
     TRY_ASSIGN(auto gens, store::list_generations(layout, w));
@@ -265,14 +314,18 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     TRY(integrate_active(ctx, entry));
     TRY(store::append_history(layout, {{"command", "recover"},
                                        {"result", "journal-discarded"},
-                                       {"message", journal.error().message}}));
+                                       {"message", *corrupt}}));
     TRY(store::clear_journal(layout));
     done.push_back("discarded an unreadable journal and re-integrated the active generation");
   } else if (*journal) {
     store::Journal jr = std::move(**journal);
     TRY_ASSIGN(StoreView view, read_store(ctx));
     std::string what = "interrupted `" + (jr.argv.empty() ? jr.command : jr.argv) + "`";
-    if (jr.phase == store::Phase::deleting) {
+    if (history_has_txid(ctx, jr.txid)) {
+      // Interrupted after its history record (the commit record): it is complete.
+      TRY(store::clear_journal(layout));
+      done.push_back("removed the journal of " + what + ", which had completed");
+    } else if (jr.phase == store::Phase::deleting) {
       TRY(delete_items(ctx, jr.delete_generations, jr.delete_entries));
       TRY(finish_transaction(ctx, jr, "completed-by-recover", "finished the deletion"));
       done.push_back("finished " + what + " (deletion completed)");

@@ -28,6 +28,12 @@ namespace cudnnctl::ops {
 // command.
 [[nodiscard]] Result<util::LockFile> begin_mutation(Context& ctx);
 
+// When an interrupted transaction left a journal, takes the lock and recovers now (then
+// releases the lock). For commands that plan from the store before taking the lock: a plan
+// made from a half-finished transaction's leftovers (an entry that recovery then deletes)
+// would be wrong. No-op under --dry-run or without a journal.
+[[nodiscard]] Status recover_pending(Context& ctx);
+
 // The body of `recover` (and of begin_mutation's recovery): replays the journal, sweeps
 // leftovers, returns a line per thing done. Needs the lock.
 [[nodiscard]] Result<std::vector<std::string>> recover_interrupted(Context& ctx);

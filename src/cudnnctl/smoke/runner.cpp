@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <unistd.h>
 
 namespace cudnnctl::smoke {
@@ -121,6 +122,31 @@ std::vector<std::string> helper_env() {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
     env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + v);
   }
+  // Containers often reach the NVIDIA driver only through LD_LIBRARY_PATH (e.g.
+  // /usr/local/nvidia/lib64). Keep exactly those entries: directories holding libcuda.so.1
+  // and no libcudnn*, so the driver is found and no other cuDNN can be.
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH")) {
+    std::vector<std::string> keep;
+    for (const auto& dir : util::split(llp, ':')) {
+      if (dir.empty() || dir[0] != '/' || ::access((dir + "/libcuda.so.1").c_str(), R_OK) != 0) {
+        continue;
+      }
+      bool has_cudnn = false;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        if (e.path().filename().string().starts_with("libcudnn")) {
+          has_cudnn = true;
+          break;
+        }
+      }
+      if (!has_cudnn && !ec) {
+        keep.push_back(dir);
+      }
+    }
+    if (!keep.empty()) {
+      env.push_back("LD_LIBRARY_PATH=" + util::join(keep, ":"));
+    }
+  }
   return env;
 }
 
@@ -150,7 +176,7 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   SmokeResult r;
   std::string no_gpu_message;
   std::string fail_message;
-  std::optional<int> testing;
+  int testing = -1; // the GPU the helper announced and has not reported yet
   bool summary = false;
   for (const auto& j : json_lines(p.out)) {
     if (auto v = long_of(j, "cudnn_version")) {
@@ -185,7 +211,7 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       }
       g.message = str_of(j, "message");
       if (testing == g.gpu) {
-        testing.reset();
+        testing = -1;
       }
       r.gpus.push_back(std::move(g));
       continue;
@@ -209,8 +235,8 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   if (p.timed_out || p.term_signal != 0) {
     r.outcome = Outcome::failed;
     r.message = "the smoke helper " + died(p, timeout);
-    if (testing) {
-      r.message += " while testing GPU " + std::to_string(*testing);
+    if (testing >= 0) {
+      r.message += " while testing GPU " + std::to_string(testing);
     }
     return r;
   }

@@ -33,7 +33,8 @@ inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 // executable: ErrorCode::environment saying where it was looked for.
 [[nodiscard]] Result<std::string> find_helper();
 
-// The child's environment: PATH=/usr/bin:/bin and CUDA_VISIBLE_DEVICES if we have it.
+// The child's environment: PATH=/usr/bin:/bin, CUDA_VISIBLE_DEVICES if we have it, and the
+// LD_LIBRARY_PATH entries that hold the NVIDIA driver (libcuda.so.1) and no libcudnn*.
 std::vector<std::string> helper_env();
 
 // --- GPU smoke test ---

@@ -114,9 +114,15 @@ Status create_generation(const Layout& layout, const Generation& gen) {
 }
 
 Status remove_generation(const Layout& layout, int n) {
-  TRY(util::remove_file(layout.generation_link(n)));
-  TRY(util::fsync_dir(layout.generations_dir()));
-  TRY(util::remove_file(layout.generation_meta(n)));
+  // Only what exists is unlinked: undoing a generation that was never created must succeed
+  // on a read-only prefix too (unlink there fails with EROFS even for a missing name).
+  if (util::exists_nofollow(layout.generation_link(n))) {
+    TRY(util::remove_file(layout.generation_link(n)));
+    TRY(util::fsync_dir(layout.generations_dir()));
+  }
+  if (util::exists_nofollow(layout.generation_meta(n))) {
+    TRY(util::remove_file(layout.generation_meta(n)));
+  }
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -41,7 +42,11 @@ Status hook(std::string_view step) {
       std::getline(fifo, line);
     }
   }
-  if (names_step("CUDNNCTL_TEST_FAIL_AT", step)) {
+  // An injected failure fires once per step and process: the undo path that follows (a
+  // revert runs the integration and the history append again) must be able to run.
+  static std::set<std::string, std::less<>> failed;
+  if (names_step("CUDNNCTL_TEST_FAIL_AT", step) && !failed.contains(step)) {
+    failed.emplace(step);
     return fail(ErrorCode::internal, "injected failure at " + std::string(step));
   }
   return {};

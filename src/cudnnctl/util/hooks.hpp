@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test hooks between the steps of mutating commands (ostree's OSTREE_REPO_TEST_ERROR).
 // Off unless an environment variable names the step:
-//   CUDNNCTL_TEST_FAIL_AT=<step>[,<step>...]  the step returns an injected error (undo runs)
+//   CUDNNCTL_TEST_FAIL_AT=<step>[,<step>...]  the step returns an injected error (undo runs),
+//                                             the first time the process reaches it
 //   CUDNNCTL_TEST_CRASH_AT=<step>[,...]       the process _exit()s at once (no cleanup),
 //                                             like kill -9 at that instant
 //   CUDNNCTL_TEST_PAUSE_AT=<step>:<fifo>      blocks until a line can be read from <fifo>

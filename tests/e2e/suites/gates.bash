@@ -227,6 +227,8 @@ expect_rolled_back() {
   local root=$1 got
   expect_json 'd["error"]["code"]' rolled_back
   expect_json 'd["error"]["exit_code"]' 5
+  expect_json 'd["active"]["generation"]' 1 # the JSON says what is active after the rollback
+  expect_json 'd["active"]["version"]' 9.1.0.70
   expect_error "rolled back to generation 1"
   expect_symlink "$root/opt/cudnn/current" generations/1
   expect_no_file "$root/opt/cudnn/store/9.14.0.64-cuda12-linux-x86_64"

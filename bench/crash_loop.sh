@@ -1,0 +1,162 @@
+#!/bin/bash
+# Randomized kill -9 loop (ostree tests/inst/src/destructive.rs style): start a mutating
+# command, kill -9 it at a random instant in [0, 1.1 x its measured duration], then assert
+# "old or new, never a mix, nothing lost" (tests/e2e/crash_check.py) right away and after
+# the next command (`cudnnctl recover`).
+#
+#   bench/crash_loop.sh [TRIALS]        (default 300)
+#
+# Environment: CUDNNCTL (default build/bin/cudnnctl), CRASH_LOOP_SEED (default: the time;
+# printed, so a failing run can be replayed), CRASH_LOOP_PAD (bytes of incompressible
+# padding per big library, default 12000000: a ~16 MB archive whose install takes about
+# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc"), E2E_KEEP=1 keeps the
+# work directory. Prints one line per trial and a summary table; exit 1 on any violation
+# (the trial's root is kept). Results of the long runs: docs/RELIABILITY.md.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CUDNNCTL=${CUDNNCTL:-$here/../build/bin/cudnnctl}
+export CUDNNCTL
+source "$here/../tests/e2e/lib.bash"
+source "$E2E_DIR/crash_lib.bash"
+require_cudnnctl
+
+TRIALS=${1:-300}
+SEED=${CRASH_LOOP_SEED:-$(date +%s)}
+PAD=${CRASH_LOOP_PAD:-12000000}
+COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc})
+RANDOM=$SEED
+echo "crash_loop: $TRIALS trials, seed $SEED, padding $PAD bytes, commands ${COMMANDS[*]}" >&2
+
+# --- fixtures: three big releases, and template roots -------------------------------------
+M=$E2E_TMP/mirror
+big() { # LABEL VERSION: a release whose libraries carry PAD bytes of random padding
+  mkrelease --mirror "$M" --label "$1" --version "$2" --cuda 12 --platform linux-x86_64 \
+    --pad "libcudnn_engines_precompiled=$PAD" --pad "libcudnn_ops=$((PAD / 3))" --pad-random \
+    --xz-preset 0 >/dev/null
+}
+big 9.1.0 9.1.0.70
+big 8.9.7 8.9.7.29
+big 9.27.0 9.27.0.42
+CR_MIRROR=$M
+T=$E2E_TMP/tpl
+mkdir -p "$T"
+r=$(new_root)
+mv "$r" "$T/base"
+c() { local r=$1; shift; cudnnctl --root "$r" --mirror "file://$M" --cuda 12 --platform linux-x86_64 "$@"; }
+c "$T/base" install 9.1.0 >/dev/null 2>&1 || fail "setup: install 9.1.0"
+c "$T/base" install 8.9.7 >/dev/null 2>&1 || fail "setup: install 8.9.7"
+cp -a "$T/base" "$T/gc"
+c "$T/gc" install 9.27.0 >/dev/null 2>&1 || fail "setup: install 9.27.0"
+rm -f "$T/base/var/cache/cudnnctl/"*   # install 9.27.0 downloads (then verifies, extracts)
+# per command: template, arguments, old generation, new generation
+declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc)
+declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1")
+declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3)
+declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3)
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+W=$E2E_TMP/w
+# baseline: the median of 3 uninterrupted runs of each command
+declare -A BASE
+for cmd in "${COMMANDS[@]}"; do
+  times=()
+  for i in 1 2 3; do
+    rm -rf "$W"
+    cp -a "$T/${TPL[$cmd]}" "$W"
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    c "$W" ${ARGS[$cmd]} >/dev/null 2>&1 || fail "baseline: $cmd failed"
+    times+=($(($(now_ms) - t0)))
+  done
+  BASE[$cmd]=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
+  echo "baseline $cmd: ${BASE[$cmd]} ms (${times[*]})" >&2
+done
+
+declare -A N_T N_OLD N_NEW N_DONE N_BAD
+for cmd in "${COMMANDS[@]}"; do N_T[$cmd]=0 N_OLD[$cmd]=0 N_NEW[$cmd]=0 N_DONE[$cmd]=0 N_BAD[$cmd]=0; done
+PHASES=$E2E_TMP/phases
+: >"$PHASES"
+for trial in $(seq "$TRIALS"); do
+  cmd=${COMMANDS[$((RANDOM % ${#COMMANDS[@]}))]}
+  old=${OLD[$cmd]} new=${NEW[$cmd]}
+  delay=$((BASE[$cmd] * (RANDOM % 1101) / 1000)) # ms, uniform in [0, 1.1 x baseline]
+  rm -rf "$W"
+  cp -a "$T/${TPL[$cmd]}" "$W"
+  h0=$(cr_hist_count "$W")
+  TEST "trial $trial: kill -9 $cmd after $delay ms"
+  # shellcheck disable=SC2086
+  "$CUDNNCTL" --root "$W" --mirror "file://$M" --cuda 12 --platform linux-x86_64 ${ARGS[$cmd]} \
+    >"$E2E_TMP/t.out" 2>"$E2E_TMP/t.err" &
+  pid=$!
+  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+  if kill -9 "$pid" 2>/dev/null; then how=killed; else how=finished; fi
+  rc=0
+  wait "$pid" 2>/dev/null || rc=$?
+  [ "$how" = finished ] || [ "$rc" = 137 ] || how=finished # it had exited just before
+  phase=-
+  if [ -f "$W/var/lib/cudnnctl/journal.json" ]; then
+    phase=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("phase"))' \
+      "$W/var/lib/cudnnctl/journal.json" 2>/dev/null || echo torn)
+  fi
+  # right away: old or new, every published entry complete, status readable
+  cr_check "$W" --allowed "$old,$new"
+  seen=$CR_STATE
+  expect_exit 0 cudnnctl --root "$W" status
+  # the next mutating command
+  expect_exit 0 cudnnctl --root "$W" recover
+  cr_check "$W" --allowed "$old,$new" --clean --loader
+  after=$CR_STATE
+  [ "$after" = "$seen" ] || fail "recover moved current from $seen to $after"
+  [ "$after" = none ] || expect_exit 0 cudnnctl --root "$W" verify
+  # history: at most one record for the trial's command, telling where it ended
+  python3 - "$W/var/lib/cudnnctl/history.jsonl" "$h0" "$cmd" "$old" "$new" "$after" <<'PYEOF' ||
+import json, sys
+path, h0, cmd, old, new, after = sys.argv[1:]
+recs = [json.loads(l) for l in open(path) if l.strip()][int(h0):]
+g = lambda x: "none" if not isinstance(x, dict) else str(x.get("generation"))
+assert len(recs) <= 1, "%d records for one command" % len(recs)
+if recs:
+    r = recs[0]
+    assert r["command"] == cmd.split()[0], r
+    assert g(r["from"]) == old, ("from", g(r["from"]))
+    if old != new:
+        want = {"ok", "completed-by-recover"} if after == new else {"undone-by-recover", "failed"}
+        assert r["result"] in want, (r["result"], after)
+    else:
+        assert r["result"] in ("ok", "completed-by-recover"), r["result"]
+elif old != new:
+    assert after == old, "switched without a history record"
+PYEOF
+    fail "history does not tell the truth"
+  # gc never moves current: "old" is nothing deleted, "new" is everything it planned
+  # deleted (generations 1 and 2 with their entries); anything in between is a violation
+  ended=$after
+  if [ "$cmd" = gc ]; then
+    gens=$(ls "$W/opt/cudnn/generations" | grep -vc json || true)
+    entries=$(ls "$W/opt/cudnn/store" | wc -l)
+    case "$gens/$entries" in
+    3/3) ended=old ;;
+    1/1) ended=new ;;
+    *) fail "gc left $gens generations and $entries entries (neither before nor after)" ;;
+    esac
+  fi
+  N_T[$cmd]=$((N_T[$cmd] + 1))
+  [ "$how" = finished ] && N_DONE[$cmd]=$((N_DONE[$cmd] + 1))
+  if [ "$ended" = new ] || { [ "$old" != "$new" ] && [ "$after" = "$new" ]; }; then
+    N_NEW[$cmd]=$((N_NEW[$cmd] + 1))
+  else
+    N_OLD[$cmd]=$((N_OLD[$cmd] + 1))
+  fi
+  echo "$cmd $phase" >>"$PHASES"
+  printf 'trial %d: %-8s %-8s at %5d ms (journal phase %s): current %s -> %s after recover%s\n' \
+    "$trial" "$cmd" "$how" "$delay" "$phase" "$seen" "$after" "$([ "$cmd" != gc ] || echo " (deletion: $ended)")" >&2
+done
+
+echo >&2
+echo "| command | trials | killed mid-run | finished before the kill | ended old | ended new | violations |" >&2
+echo "| --- | --- | --- | --- | --- | --- | --- |" >&2
+for cmd in "${COMMANDS[@]}"; do
+  echo "| $cmd | ${N_T[$cmd]} | $((N_T[$cmd] - N_DONE[$cmd])) | ${N_DONE[$cmd]} | ${N_OLD[$cmd]} | ${N_NEW[$cmd]} | 0 |" >&2
+done
+echo "journal phases seen at the kill (command phase count):" >&2
+sort "$PHASES" | uniq -c | sort -k2,3 | sed 's/^/  /' >&2
+echo "crash_loop: $TRIALS trials, seed $SEED: all ended old or new with nothing lost" >&2
