@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -232,6 +233,12 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   TRY(store::write_journal(layout, jr));
   TRY(util::hook("after-store-commit"));
   timing("entry published");
+  struct rusage self {};
+  if (::getrusage(RUSAGE_SELF, &self) == 0) {
+    // This process only: the validation probe (a child that loads the candidate libraries)
+    // is not the streaming pipeline.
+    ctx.info("timing: peak RSS " + std::to_string(self.ru_maxrss) + " KiB", 2);
+  }
   ctx.action("extracted " + describe(info) + " into " + layout.entry_dir(jr.entry).string());
   return {};
 }
