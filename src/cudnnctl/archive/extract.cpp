@@ -3,6 +3,7 @@
 
 #include "archive/checks.hpp"
 #include "archive/dest_tree.hpp"
+#include "archive/file_writer.hpp"
 #include "archive/reader.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -44,7 +45,11 @@ const char* kind_name(EntryKind kind) {
 class Extractor {
 public:
   Extractor(Reader& reader, DestTree& tree, const ExtractOptions& options)
-      : m_reader(reader), m_tree(tree), m_options(options) {}
+      : m_reader(reader), m_tree(tree), m_options(options) {
+    if (options.writing == FileWriting::background) {
+      m_writer = std::make_unique<BackgroundWriter>();
+    }
+  }
 
   Result<std::vector<Entry>> run() {
     while (true) {
@@ -57,6 +62,7 @@ public:
     if (m_count == 0) {
       return fail(ErrorCode::integrity, "corrupt archive: it has no entries");
     }
+    TRY(collect_written());
     TRY(m_reader.finish());
     return std::move(m_entries);
   }
@@ -71,6 +77,7 @@ private:
   Status write_file(archive_entry* entry, std::span<const std::string> path, Entry& out,
                     const std::string& name);
   Status write_zeros(int fd, util::Sha256& sha, uint64_t count, const std::string& where);
+  Status collect_written();
 
   Reader& m_reader;
   DestTree& m_tree;
@@ -80,6 +87,7 @@ private:
   std::vector<Entry> m_entries;
   uint64_t m_total = 0;
   uint64_t m_count = 0;
+  std::unique_ptr<BackgroundWriter> m_writer; // FileWriting::background
 };
 
 Status Extractor::handle(archive_entry* entry) {
@@ -154,6 +162,7 @@ Status Extractor::handle(archive_entry* entry) {
     TRY(m_reader.skip_data());
     break;
   case EntryKind::hardlink: {
+    TRY(collect_written()); // the target's digest
     const Seen& target = m_seen.at(out.target);
     if (!target.written) {
       return fail(ErrorCode::usage, "cannot extract hard link " + in_quotes(name) +
@@ -297,7 +306,27 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
       static_cast<uint64_t>(archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : 0);
   const std::string where = (m_tree.root() / out.path).string();
   TRY_ASSIGN(util::Fd fd, m_tree.create_file(path, out.mode, name));
+  std::optional<timespec> mtime;
+  if (archive_entry_mtime_is_set(entry) != 0) {
+    mtime = timespec{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
+  }
+  if (m_writer) {
+    TRY(m_writer->begin(std::move(fd), where, m_entries.size()));
+  }
   util::Sha256 sha;
+  auto put = [&](const void* data, size_t size) -> Status {
+    if (m_writer) {
+      return m_writer->data(data, size);
+    }
+    sha.update(data, size);
+    return util::write_all(fd.get(), data, size, where);
+  };
+  auto hole = [&](uint64_t count) -> Status {
+    if (m_writer) {
+      return m_writer->zeros(count);
+    }
+    return write_zeros(fd.get(), sha, count, where);
+  };
   uint64_t pos = 0;
   while (true) {
     // Zero-copy blocks straight from the decompressor: hashed and written, nothing buffered.
@@ -314,9 +343,8 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
       return unsafe_entry(name, "more data than the " + std::to_string(declared) +
                                     " bytes its header declares");
     }
-    TRY(write_zeros(fd.get(), sha, offset - pos, where)); // a hole of a sparse file
-    sha.update(block->data, block->size);
-    TRY(util::write_all(fd.get(), block->data, block->size, where));
+    TRY(hole(offset - pos)); // a hole of a sparse file
+    TRY(put(block->data, block->size));
     pos = end;
   }
   if (pos < declared) {
@@ -325,22 +353,45 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
                                             " ends after " + std::to_string(pos) + " of " +
                                             std::to_string(declared) + " bytes");
     }
-    TRY(write_zeros(fd.get(), sha, declared - pos, where)); // a trailing hole
+    TRY(hole(declared - pos)); // a trailing hole
     pos = declared;
   }
-  if (archive_entry_mtime_is_set(entry) != 0) {
-    const timespec times[2] = {{0, UTIME_OMIT},
-                               {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
+  out.size = pos;
+  if (m_writer) {
+    TRY(m_writer->end(mtime)); // the digest comes with collect_written()
+    if (m_options.progress) {
+      m_options.progress(pos);
+    }
+    return {};
+  }
+  if (mtime) {
+    const timespec times[2] = {{0, UTIME_OMIT}, *mtime};
     if (::futimens(fd.get(), times) != 0) {
       return fail_errno("cannot set the time of " + where, errno);
     }
   }
   // close() can report a delayed write error (NFS, quotas).
   TRY(fd.close());
-  out.size = pos;
   out.sha256 = sha.hex_final();
   if (m_options.progress) {
     m_options.progress(pos);
+  }
+  return {};
+}
+
+Status Extractor::collect_written() {
+  if (!m_writer) {
+    return {};
+  }
+  TRY_ASSIGN(auto done, m_writer->drain());
+  for (auto& d : done) {
+    Entry& e = m_entries[d.index];
+    if (d.size != e.size) {
+      return fail(ErrorCode::internal, "background writer wrote " + std::to_string(d.size) +
+                                           " bytes of " + in_quotes(e.path) + ", expected " +
+                                           std::to_string(e.size));
+    }
+    e.sha256 = std::move(d.sha256);
   }
   return {};
 }

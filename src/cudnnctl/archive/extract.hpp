@@ -51,6 +51,10 @@ struct Entry {
   std::string target; // symlink target as stored; hardlink: the path (stripped) it links to
 };
 
+// Where file data is hashed and written: in the thread that runs extract(), or in a
+// background thread (archive/file_writer.hpp) so that the caller's thread only decompresses.
+enum class FileWriting { in_caller, background };
+
 struct ExtractOptions {
   // When non-empty, the single top folder must have this name (NVIDIA: the archive file name
   // without ".tar.xz"). Empty: any single top folder is accepted. Entries outside it, or a
@@ -69,6 +73,9 @@ struct ExtractOptions {
   std::function<void(uint64_t bytes_out)> progress;
   // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
   uint64_t max_entries = 1'000'000;
+  // background: files are written by a second thread (8 MiB of buffers) which also starts
+  // their writeback early; the result is the same.
+  FileWriting writing = FileWriting::in_caller;
 };
 
 // Extracts the stream into `dest` (an existing empty directory on the store's filesystem;

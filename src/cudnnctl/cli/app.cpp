@@ -127,6 +127,7 @@ int run(int argc, char** argv) {
   register_mirror(app, action);
   register_adopt(app, action);
   register_doctor(app, action);
+  register_debug(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

@@ -62,8 +62,11 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
     store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
     TRY(store::create_generation(layout, gen));
     TRY(util::hook("after-generation"));
+    // No further record before the flip: the one above names the generation, and recovery
+    // undoes it (current still old) or rolls forward (current names it) from that alone.
+    // Each record is two fsyncs.
     jr.phase = store::Phase::generation_created;
-    return store::write_journal(layout, jr);
+    return Status{};
   }();
   if (!created) {
     return undo_unswitched(ctx, jr, created.error());
@@ -99,7 +102,7 @@ Status activate_entry_locked(Context& ctx, const std::string& name, const std::s
   jr.entry = name;
   jr.from_generation = view.current;
   jr.phase = store::Phase::entry_committed;
-  TRY(store::write_journal(ctx.layout(), jr));
+  // First record: written by switch_to_new_generation before the generation is created.
   return switch_to_new_generation(ctx, jr, view, command, checks);
 }
 
@@ -217,7 +220,8 @@ Status rollback(Context& ctx, std::optional<int> to) {
   jr.entry = g->entry;
   jr.from_generation = view.current;
   jr.to_generation = target;
-  jr.phase = store::Phase::generation_created;
+  // The only record before the flip (nothing is created): it names the target generation.
+  jr.phase = store::Phase::switching;
   TRY(store::write_journal(ctx.layout(), jr));
   TRY(switch_and_check(ctx, jr, {}, false));
   if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {

@@ -9,15 +9,18 @@
 #include "ops/postswitch.hpp"
 #include "ops/resolve.hpp"
 #include "ops/state.hpp"
+#include "ops/stream_install.hpp"
 #include "ops/transaction.hpp"
 #include "ops/validate_staged.hpp"
 #include "store/history.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
+#include "util/progress.hpp"
 #include "util/strings.hpp"
-#include "verify/verify.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -61,27 +64,14 @@ bool wanted_path(const std::vector<std::string>& components, std::string_view pa
   return true; // LICENSE and other top-level files
 }
 
-// A ByteSource over a file that calls the mid-extract hook once half of it was read.
-class HookedFileSource : public archive::ByteSource {
-public:
-  HookedFileSource(archive::FileSource inner, uint64_t size)
-      : m_inner(std::move(inner)), m_half(size / 2) {}
-  Result<size_t> read(char* buf, size_t capacity) override {
-    TRY_ASSIGN(size_t n, m_inner.read(buf, capacity));
-    m_read += n;
-    if (!m_hooked && m_read >= m_half && m_half > 0) {
-      m_hooked = true;
-      TRY(util::hook("mid-extract"));
+std::string lower_hex(std::string s) {
+  for (auto& c : s) {
+    if (c >= 'A' && c <= 'F') {
+      c = static_cast<char>(c - 'A' + 'a');
     }
-    return n;
   }
-
-private:
-  archive::FileSource m_inner;
-  uint64_t m_half;
-  uint64_t m_read = 0;
-  bool m_hooked = false;
-};
+  return s;
+}
 
 json archive_json(const manifest::Selection& s, const std::string& url) {
   return {{"version", s.version},     {"cuda", s.cuda_major},
@@ -104,12 +94,14 @@ Status check_free_space(const fs::path& dir, uint64_t needed) {
   return {};
 }
 
-// Extracts the verified archive into a new staging directory and publishes it as the
-// store entry `name`. Journal phases: prepare (staging named) -> entry-committed.
-Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs::path& archive,
-                   const std::string& url, const std::vector<std::string>& components) {
+// Downloads (or reads) the archive and extracts it into a new staging directory in one
+// pass, then publishes it as the store entry `name` once size and sha256 matched. Journal
+// phases: prepare (staging named before the first byte) -> entry-committed.
+Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, const Resolved& r,
+                   const std::vector<std::string>& components) {
   const auto& layout = ctx.layout();
   const auto& sel = r.selection;
+  const auto& pkg = sel.package;
   TRY(util::make_dirs(layout.store_dir()));
   jr.staging = ".staging-" + store::boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) +
                "-" + util::random_hex(4);
@@ -118,26 +110,74 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return fail_errno("cannot create " + staging.string(), errno);
   }
-  uint64_t needed = sel.package.size * 2;
+  uint64_t needed = pkg.size * 2;
   TRY(check_free_space(layout.store_dir(), needed));
 
-  archive::ExtractOptions eo;
-  eo.expected_top = archive::archive_top_name(sel.package.relative_path);
+  const std::string file_name = fs::path(pkg.relative_path).filename().string();
+  const bool cached = !o.archive && util::exists_nofollow(ctx.layout().cache_dir() /
+                                                          (lower_hex(pkg.sha256) + ".tar.xz"));
+  util::Progress progress(util::progress_style(ctx.opts().json, ctx.opts().quiet, STDERR_FILENO),
+                          {o.archive ? "read" : cached ? "cache" : "download", "extract"});
+  StreamExtractOptions so;
+  so.extract.expected_top = archive::archive_top_name(pkg.relative_path);
   // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
   // about 2.5x), with a floor for tiny archives. Not size*16 + 64 MiB: that let a 10 KB
   // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
-  eo.max_total_bytes = std::max<uint64_t>(sel.package.size * 16, 16u << 20);
-  eo.max_entry_bytes = eo.max_total_bytes;
-  eo.include = [&](std::string_view path, archive::EntryKind) {
+  so.extract.max_total_bytes = std::max<uint64_t>(pkg.size * 16, 16u << 20);
+  so.extract.max_entry_bytes = so.extract.max_total_bytes;
+  so.extract.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);
   };
-  ctx.info("extracting " + fs::path(sel.package.relative_path).filename().string());
-  TRY_ASSIGN(auto source, archive::FileSource::open(archive));
-  HookedFileSource hooked(std::move(source), sel.package.size);
-  TRY_ASSIGN(auto entries, archive::extract(hooked, staging, eo));
+  so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
+  so.expected_size = pkg.size;
+  so.progress = [&](uint64_t consumed) { progress.update(1, consumed, pkg.size); };
+  StreamExtractor extractor(staging, std::move(so));
+  // -vv: where the time goes (docs/BENCHMARKS.md).
+  const auto t0 = std::chrono::steady_clock::now();
+  auto timing = [&](const char* what) {
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
+  };
+  auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
+  fetch::StreamSink sink = extractor.sink();
+  sink.restart = [&]() -> Status {
+    ctx.info("the download started again from byte 0 (resume refused, retry or next mirror): "
+             "extracting again");
+    return extractor.sink().restart();
+  };
+
+  // Download (or read), hash and extract in one pass. Until the digest matched, the bytes
+  // and what the extractor made of them are untrusted; a refused entry is final only then.
+  std::string url;
+  if (o.archive) {
+    ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) +
+             ")");
+    TRY(stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
+    ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
+    url = "file://" + fs::absolute(*o.archive).string();
+  } else {
+    ctx.info((cached ? "extracting " + file_name + " from the cache"
+                     : "downloading and extracting " + file_name) +
+             " (" + util::human_bytes(pkg.size) + ")");
+    fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
+    fetch::Options fo = fetch_options(ctx);
+    fo.progress = on_bytes;
+    TRY(fetch::fetch_archive(req, layout.cache_dir(), fo, &sink));
+    ctx.action("downloaded and verified " + file_name);
+    url = r.archive_urls.front();
+  }
+  progress.complete(0);
+  timing("archive verified");
+  TRY(util::hook("after-download"));
+  TRY_ASSIGN(auto entries, extractor.finish());
+  timing("extraction done");
+  progress.update(1, pkg.size, pkg.size);
+  progress.complete(1);
+  progress.finish(true);
   TRY(util::hook("after-extract"));
 
   TRY(validate_staged(ctx, staging, sel, components));
+  timing("validated");
 
   store::EntryInfo info;
   info.name = jr.entry;
@@ -148,7 +188,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
   info.components = components;
   info.origin = "installed";
   info.created = util::utc_timestamp();
-  info.archive = store::ArchiveInfo{url, sel.package.sha256, sel.package.size};
+  info.archive = store::ArchiveInfo{url, pkg.sha256, pkg.size};
   std::map<std::string, const archive::Entry*> by_path;
   for (const auto& e : entries) {
     by_path[e.path] = &e;
@@ -184,6 +224,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
                               util::Fsync::no));
   // Everything in the entry reaches the disk before the rename that publishes it.
   TRY(util::sync_tree(staging));
+  timing("staging synced");
   TRY(util::hook("after-staging"));
   jr.entry_created = true; // this transaction owns the entry from here on
   TRY(store::write_journal(layout, jr));
@@ -192,26 +233,15 @@ Status build_entry(Context& ctx, store::Journal& jr, const Resolved& r, const fs
   jr.staging.clear();
   TRY(store::write_journal(layout, jr));
   TRY(util::hook("after-store-commit"));
+  timing("entry published");
+  struct rusage self {};
+  if (::getrusage(RUSAGE_SELF, &self) == 0) {
+    // This process only: the validation probe (a child that loads the candidate libraries)
+    // is not the streaming pipeline.
+    ctx.info("timing: peak RSS " + std::to_string(self.ru_maxrss) + " KiB", 2);
+  }
   ctx.action("extracted " + describe(info) + " into " + layout.entry_dir(jr.entry).string());
   return {};
-}
-
-// Gets the verified archive: --archive FILE, or the cache/mirrors.
-Result<std::pair<fs::path, std::string>> obtain_archive(Context& ctx, const InstallOptions& o,
-                                                        const Resolved& r) {
-  const auto& pkg = r.selection.package;
-  if (o.archive) {
-    TRY(verify::verify_file(*o.archive, pkg.size, pkg.sha256));
-    ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
-    return std::make_pair(fs::path(*o.archive), "file://" + fs::absolute(*o.archive).string());
-  }
-  fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
-  ctx.info("downloading " + fs::path(pkg.relative_path).filename().string() + " (" +
-           util::human_bytes(pkg.size) + ")");
-  TRY_ASSIGN(fs::path cached, fetch::fetch_archive(req, ctx.layout().cache_dir(),
-                                                   fetch_options(ctx)));
-  ctx.action("downloaded and verified " + fs::path(pkg.relative_path).filename().string());
-  return std::make_pair(cached, r.archive_urls.front());
 }
 
 } // namespace
@@ -325,13 +355,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   jr.entry = name;
   jr.from_generation = view.current;
   TRY(store::write_journal(ctx.layout(), jr));
-  auto run = [&]() -> Status {
-    TRY_ASSIGN(auto got, obtain_archive(ctx, o, r));
-    TRY(util::hook("after-download"));
-    TRY(build_entry(ctx, jr, r, got.first, got.second, components));
-    return {};
-  };
-  if (auto st = run(); !st) {
+  if (auto st = build_entry(ctx, jr, o, r, components); !st) {
     // Nothing was activated: undo what this transaction published and clear the journal.
     // When the cleanup itself fails, the journal stays and the next command finishes it.
     Error e = st.error();

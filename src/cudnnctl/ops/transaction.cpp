@@ -149,18 +149,19 @@ Status integrate_active(Context& ctx, const std::optional<std::string>& entry) {
 
 Status switch_generation(Context& ctx, store::Journal& jr) {
   const auto& layout = ctx.layout();
+  // The journal on disk already names the generation this switch goes to (callers write it
+  // before anything is created); recovery needs no more to undo or roll forward.
   jr.phase = store::Phase::switching;
-  TRY(store::write_journal(layout, jr));
   TRY(util::hook("before-switch"));
   // The commit point: after this rename every reader sees the new generation.
   TRY(store::set_current(layout, *jr.to_generation));
   TRY(util::hook("after-switch"));
-  jr.phase = store::Phase::switched;
-  TRY(store::write_journal(layout, jr));
+  // No journal record for "switched" or "integrated": recovery decides by what `current`
+  // names, and `switching` with the new generation in `current` is rolled forward (the
+  // integration redone) exactly as those phases would be. Two fsynced writes fewer per
+  // switch (docs/BENCHMARKS.md, rollback).
   TRY(integrate_active(ctx, jr.entry));
   TRY(util::hook("after-integration"));
-  jr.phase = store::Phase::integrated;
-  TRY(store::write_journal(layout, jr));
   return {};
 }
 

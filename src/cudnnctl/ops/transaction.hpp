@@ -42,8 +42,9 @@ namespace cudnnctl::ops {
 // nullopt), then ldconfig. Idempotent.
 [[nodiscard]] Status integrate_active(Context& ctx, const std::optional<std::string>& entry);
 
-// The journaled flip from jr.from_generation to jr.to_generation, then integration.
-// Journal phases: switching -> (flip) -> switched -> integrated.
+// The flip from jr.from_generation to jr.to_generation, then integration. The caller has
+// written a journal record naming jr.to_generation (recovery undoes or rolls forward by what
+// `current` names); no record is written here.
 [[nodiscard]] Status switch_generation(Context& ctx, store::Journal& jr);
 
 // After a post-switch failure: phase reverting, flip back to jr.from_generation (or no

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "archive/pipe_source.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace cudnnctl::archive {
+
+BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
+  if (capacity == 0) {
+    throw std::invalid_argument("BytePipe: capacity 0");
+  }
+  m_ring = std::make_unique<char[]>(capacity);
+}
+
+Status BytePipe::write(const char* data, size_t size) {
+  std::unique_lock lock(m_mutex);
+  while (size > 0) {
+    m_writable.wait(lock, [&] { return m_read_closed || m_used < m_capacity; });
+    if (m_read_closed) {
+      if (m_read_error) {
+        return fail(*m_read_error);
+      }
+      return fail(ErrorCode::internal, "the archive reader stopped before the end of the stream");
+    }
+    if (m_write_closed || m_abort) {
+      return fail(ErrorCode::internal, "write to a closed byte pipe");
+    }
+    // Copy into the free space: at most two pieces (the ring wraps once).
+    const size_t tail = (m_head + m_used) % m_capacity;
+    const size_t room = std::min(m_capacity - m_used, m_capacity - tail);
+    const size_t n = std::min(size, room);
+    std::memcpy(m_ring.get() + tail, data, n);
+    m_used += n;
+    m_written += n;
+    m_high_water = std::max(m_high_water, m_used);
+    data += n;
+    size -= n;
+    m_readable.notify_one();
+  }
+  return {};
+}
+
+void BytePipe::close_write() {
+  std::lock_guard lock(m_mutex);
+  m_write_closed = true;
+  m_readable.notify_all();
+  m_writable.notify_all();
+}
+
+void BytePipe::abort(Error error) {
+  std::lock_guard lock(m_mutex);
+  if (!m_abort) {
+    m_abort = std::move(error);
+  }
+  m_used = 0; // dropped: the reader must not see them
+  m_readable.notify_all();
+  m_writable.notify_all();
+}
+
+Result<size_t> BytePipe::read(char* buf, size_t capacity) {
+  std::unique_lock lock(m_mutex);
+  m_readable.wait(lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; });
+  if (m_abort) {
+    return fail(*m_abort);
+  }
+  if (m_read_closed) {
+    return fail(ErrorCode::internal, "read from a byte pipe after close_read");
+  }
+  if (m_used == 0) {
+    return size_t{0}; // closed for writing and drained: end of stream
+  }
+  size_t done = 0;
+  while (done < capacity && m_used > 0) {
+    const size_t n = std::min({capacity - done, m_used, m_capacity - m_head});
+    std::memcpy(buf + done, m_ring.get() + m_head, n);
+    m_head = (m_head + n) % m_capacity;
+    m_used -= n;
+    done += n;
+  }
+  m_read += done;
+  m_writable.notify_one();
+  return done;
+}
+
+void BytePipe::close_read(std::optional<Error> error) {
+  std::lock_guard lock(m_mutex);
+  if (!m_read_closed) {
+    m_read_closed = true;
+    m_read_error = std::move(error);
+  }
+  m_used = 0; // nobody will read them
+  m_readable.notify_all();
+  m_writable.notify_all();
+}
+
+size_t BytePipe::high_water() const {
+  std::lock_guard lock(m_mutex);
+  return m_high_water;
+}
+
+uint64_t BytePipe::bytes_written() const {
+  std::lock_guard lock(m_mutex);
+  return m_written;
+}
+
+uint64_t BytePipe::bytes_read() const {
+  std::lock_guard lock(m_mutex);
+  return m_read;
+}
+
+Result<size_t> PipeSource::read(char* buf, size_t capacity) {
+  TRY_ASSIGN(size_t n, m_pipe.read(buf, capacity));
+  m_total += n;
+  if (m_on_read) {
+    TRY(m_on_read(m_total));
+  }
+  return n;
+}
+
+} // namespace cudnnctl::archive

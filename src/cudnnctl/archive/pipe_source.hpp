@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// A bounded byte pipe between two threads: a producer (the libcurl write callback, or a file
+// replay) writes compressed bytes, a consumer (the libarchive reader behind extract())
+// reads them through the ByteSource interface. Memory is the fixed capacity, whatever the
+// length of the stream: a full pipe blocks the producer (back-pressure on the transfer).
+#pragma once
+
+#include "archive/extract.hpp"
+#include "util/result.hpp"
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace cudnnctl::archive {
+
+// --- Interface ---
+
+// Default capacity: large enough that neither side waits on the other for every libcurl
+// chunk (16 KiB) or libarchive read (1 MiB), small next to the xz decoder's own memory.
+inline constexpr size_t k_default_pipe_capacity = size_t{8} << 20;
+
+class BytePipe {
+public:
+  // `capacity` > 0 bytes are allocated once, here.
+  explicit BytePipe(size_t capacity = k_default_pipe_capacity);
+  BytePipe(const BytePipe&) = delete;
+  BytePipe& operator=(const BytePipe&) = delete;
+
+  // --- producer side ---
+
+  // Copies all `size` bytes in order, waiting while the pipe is full. Errors: the reader's
+  // error unchanged when it closed with one (close_read), ErrorCode::internal when it closed
+  // without one or after close_write()/abort(); then nothing more is accepted.
+  [[nodiscard]] Status write(const char* data, size_t size);
+  // No more bytes: the reader gets what is buffered, then end of stream (read() == 0).
+  void close_write();
+  // The stream is abandoned: buffered bytes are dropped and the reader's next read()
+  // (including one waiting now) returns `error`.
+  void abort(Error error);
+
+  // --- consumer side ---
+
+  // Moves up to `capacity` buffered bytes into `buf`, waiting until at least one byte, the
+  // end of the stream (0) or an abort (its error) is there.
+  [[nodiscard]] Result<size_t> read(char* buf, size_t capacity);
+  // The reader stops: a write() waiting now, and every later one, returns `error` (nullopt:
+  // ErrorCode::internal "the reader stopped before the end of the stream").
+  void close_read(std::optional<Error> error);
+
+  // --- observation (tests, benchmarks) ---
+  [[nodiscard]] size_t capacity() const { return m_capacity; }
+  // The most bytes that were ever buffered at once (never more than capacity()).
+  [[nodiscard]] size_t high_water() const;
+  [[nodiscard]] uint64_t bytes_written() const;
+  [[nodiscard]] uint64_t bytes_read() const;
+
+private:
+  const size_t m_capacity;
+  std::unique_ptr<char[]> m_ring;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_readable; // data, EOF or abort
+  std::condition_variable m_writable; // space or reader closed
+  size_t m_head = 0;                  // next byte to read
+  size_t m_used = 0;                  // bytes buffered
+  size_t m_high_water = 0;
+  uint64_t m_written = 0;
+  uint64_t m_read = 0;
+  bool m_write_closed = false;
+  bool m_read_closed = false;
+  std::optional<Error> m_abort;       // producer's abort error (for the reader)
+  std::optional<Error> m_read_error;  // reader's close error (for the writer)
+};
+
+// A ByteSource reading from a BytePipe. `on_read(total)` is called after every read with
+// the bytes read so far (progress, the mid-extract hook); an error from it ends extraction.
+class PipeSource : public ByteSource {
+public:
+  using ReadCallback = std::function<Status(uint64_t total_read)>;
+  explicit PipeSource(BytePipe& pipe, ReadCallback on_read = {})
+      : m_pipe(pipe), m_on_read(std::move(on_read)) {}
+  [[nodiscard]] Result<size_t> read(char* buf, size_t capacity) override;
+
+private:
+  BytePipe& m_pipe;
+  ReadCallback m_on_read;
+  uint64_t m_total = 0;
+};
+
+} // namespace cudnnctl::archive

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// FileWriting::background (archive/file_writer): the same files, digests, modes, times and
+// errors as writing in the extracting thread.
+#include "archive/extract.hpp"
+#include "archive/file_writer.hpp"
+#include "archive_test_util.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+using namespace cudnnctl;
+using namespace cudnnctl::archive;
+using namespace archive_test;
+
+namespace {
+
+std::vector<TEntry> mixed() {
+  std::string logical(300000, '\0');
+  const std::string a = random_bytes(1024, 3);
+  std::copy(a.begin(), a.end(), logical.begin() + 4096);
+  TEntry sparse = mk_file("top/lib/sparse.bin", logical);
+  sparse.sparse = {{4096, 1024}};
+  return {
+      mk_dir("top/"),
+      mk_file("top/LICENSE", "text\n"),
+      mk_dir("top/lib/"),
+      mk_file("top/lib/big.so.1.2.3", random_bytes(5u << 20, 9), 0755), // > one buffer slot
+      mk_symlink("top/lib/big.so.1", "big.so.1.2.3"),
+      mk_hardlink("top/lib/big-copy.so", "top/lib/big.so.1.2.3"),
+      sparse,
+      mk_file("top/lib/empty", ""),
+      mk_file("top/lib/small.h", "#define X 1\n"),
+  };
+}
+
+struct Extracted {
+  std::vector<Entry> entries;
+  std::vector<std::string> files; // path mode size mtime sha
+};
+
+Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing) {
+  fs::create_directories(dest);
+  ExtractOptions o;
+  o.writing = writing;
+  auto got = extract_file(archive, dest, o);
+  REQUIRE(got);
+  Extracted out{*got, {}};
+  for (const auto& e : fs::recursive_directory_iterator(dest)) {
+    struct stat st {};
+    REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+    std::string line = fs::relative(e.path(), dest).string() + " " +
+                       std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " +
+                       std::to_string(st.st_mtim.tv_sec);
+    if (S_ISREG(st.st_mode)) {
+      line += " " + *util::sha256_file(e.path());
+    }
+    out.files.push_back(line);
+  }
+  std::sort(out.files.begin(), out.files.end());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("background file writing gives the same tree and records", "[stream][writer]") {
+  const fs::path base = fs::absolute("writer-same");
+  fs::create_directories(base);
+  write_tar(base / "a.tar.xz", mixed());
+  auto in_caller = run(base / "a.tar.xz", base / "inline", FileWriting::in_caller);
+  auto background = run(base / "a.tar.xz", base / "bg", FileWriting::background);
+  CHECK(background.files == in_caller.files);
+  REQUIRE(background.entries.size() == in_caller.entries.size());
+  for (size_t i = 0; i < in_caller.entries.size(); ++i) {
+    const auto& a = in_caller.entries[i];
+    const auto& b = background.entries[i];
+    CHECK(a.path == b.path);
+    CHECK(a.size == b.size);
+    CHECK(a.sha256 == b.sha256);
+    CHECK(a.mode == b.mode);
+    CHECK(a.target == b.target);
+  }
+  // The hard link carries its target's digest, known only once the writer finished it.
+  const auto it = std::find_if(background.entries.begin(), background.entries.end(),
+                               [](const Entry& e) { return e.path == "lib/big-copy.so"; });
+  REQUIRE(it != background.entries.end());
+  CHECK(it->sha256 == util::sha256_hex(random_bytes(5u << 20, 9)));
+}
+
+TEST_CASE("background file writing reports a write error as the extraction's error",
+          "[stream][writer]") {
+  const fs::path base = fs::absolute("writer-efbig");
+  fs::create_directories(base / "dest");
+  write_tar(base / "a.tar.xz", mixed());
+  // Writes past 1 MiB fail with EFBIG (SIGXFSZ ignored, as cudnnctl's main does).
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  struct rlimit small = old;
+  small.rlim_cur = 1u << 20;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  ExtractOptions o;
+  o.writing = FileWriting::background;
+  auto got = extract_file(base / "a.tar.xz", base / "dest", o);
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
+  std::signal(SIGXFSZ, old_handler);
+  REQUIRE_FALSE(got);
+  CHECK(got.error().code == ErrorCode::environment);
+  CHECK(got.error().message.find("big.so.1.2.3") != std::string::npos);
+}
+
+TEST_CASE("BackgroundWriter: files in order, digests per file, drain between", "[stream][writer]") {
+  const fs::path base = fs::absolute("writer-direct");
+  fs::create_directories(base);
+  BackgroundWriter w(2, 1000); // tiny buffers: many hand-overs
+  const std::string x = random_bytes(12345, 1);
+  REQUIRE(w.begin(*util::open_fd(base / "x", O_WRONLY | O_CREAT | O_EXCL, 0644), "x", 7));
+  for (size_t i = 0; i < x.size(); i += 777) {
+    REQUIRE(w.data(x.data() + i, std::min<size_t>(777, x.size() - i)));
+  }
+  REQUIRE(w.zeros(100));
+  REQUIRE(w.end(timespec{1700000000, 0}));
+  REQUIRE(w.begin(*util::open_fd(base / "y", O_WRONLY | O_CREAT | O_EXCL, 0644), "y", 8));
+  REQUIRE(w.end(std::nullopt));
+  auto done = w.drain();
+  REQUIRE(done);
+  REQUIRE(done->size() == 2);
+  CHECK((*done)[0].index == 7);
+  CHECK((*done)[0].size == x.size() + 100);
+  CHECK((*done)[0].sha256 == util::sha256_hex(x + std::string(100, '\0')));
+  CHECK((*done)[1].index == 8);
+  CHECK((*done)[1].sha256 == util::sha256_hex(""));
+  CHECK(*util::read_file(base / "x") == x + std::string(100, '\0'));
+  CHECK(fs::last_write_time(base / "x").time_since_epoch().count() != 0);
+  auto again = w.drain();
+  REQUIRE(again);
+  CHECK(again->empty());
+}
