@@ -13,7 +13,8 @@
 - GPU access: no PrivateDevices=yes, DevicePolicy=closed with DeviceAllow=char-nvidia*, no
   MemoryDenyWriteExecute=yes (off by policy, docs/FLEET.md);
 - the read-only units (verify, doctor) have ProtectSystem=strict and no ReadWritePaths=;
-  the rollback unit may write only the prefix, the state directory and /etc;
+  the rollback unit may write only the prefix, the state and cache directories, /etc and
+  /usr/local (the CUDA home's links: e2e systemd.bash shows a rollback needs it);
 - no unit allows the network (RestrictAddressFamilies=AF_UNIX, PrivateNetwork=yes).
 Prints one line per problem; exit 1 if any, else 0.
 """
@@ -111,7 +112,8 @@ def main():
              "%s: no TimeoutStartSec= (oneshot units have no start timeout by default)" % name)
         rw = " ".join(values(unit, "Service", "ReadWritePaths")).split()
         if name == "cudnnctl-rollback.service":
-            allowed = {"/opt/cudnn", "/var/lib/cudnnctl", "/etc", "-/var/cache/cudnnctl"}
+            allowed = {"/opt/cudnn", "/var/lib/cudnnctl", "/etc", "-/var/cache/cudnnctl",
+                       "-/usr/local"}
             need(set(rw) <= allowed, "%s: writes more than %s: %s" % (name, sorted(allowed), rw))
             need(not values(unit, "Install", "WantedBy"),
                  "%s: must not be enabled on its own (started by OnFailure=)" % name)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "util/result.hpp"
+#include "util/stamp.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -38,7 +39,9 @@ struct MemberMeta {
 
 class BackupWriter {
 public:
-  // Starts the compressed tar stream on `fd` (not owned: the caller fsyncs and renames it).
+  // Starts the compressed tar stream on `fd` (not owned: the caller fsyncs and renames it);
+  // the fd must be at offset 0 of an empty file for output_sha256() to be the file's.
+  // zstd uses up to 4 worker threads.
   // Errors: environment when `c` is not supported or libarchive fails.
   [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c);
   BackupWriter(BackupWriter&&) noexcept;
@@ -46,10 +49,14 @@ public:
   ~BackupWriter();
 
   // A regular-file member `name` holding the bytes of the host file `source` (opened with
-  // O_NOFOLLOW; its size is taken when opened). Returns the sha256 of the bytes written.
-  // A file that changes size while read: ErrorCode::environment.
-  [[nodiscard]] Result<std::string>
-  add_file(const std::string& name, const std::filesystem::path& source, const MemberMeta& meta);
+  // O_NOFOLLOW; its size is taken when opened). Returns the sha256 of the bytes written, or
+  // nullopt when `hashed` (the stamp taken when the caller hashed the file) proves the file
+  // unchanged since (util::unchanged_since, checked before and after reading): those bytes
+  // are the ones the caller hashed. A file that changes size while read, or whose trusted
+  // stamp changes while read: ErrorCode::environment.
+  [[nodiscard]] Result<std::optional<std::string>>
+  add_file(const std::string& name, const std::filesystem::path& source, const MemberMeta& meta,
+           const util::FileStamp* hashed = nullptr);
   // A symlink member `name` -> `target` (stored verbatim).
   [[nodiscard]] Status add_symlink(const std::string& name, const std::string& target,
                                    const MemberMeta& meta);
@@ -58,6 +65,8 @@ public:
                                  const MemberMeta& meta);
   // Ends the stream (flushes the compressor). Nothing may be added afterwards.
   [[nodiscard]] Status finish();
+  // After finish(): the sha256 of every byte written to the fd (the compressed file).
+  [[nodiscard]] const std::string& output_sha256() const;
 
   struct Impl;
 

@@ -228,6 +228,14 @@ Result<HomeState> read_home_state(const store::Layout& layout) {
       a.sha256 = r.value("sha256", "");
       a.target = r.value("target", "");
       a.backup = r.value("backup", "");
+      if (const auto st = r.find("stamp"); st != r.end() && st->is_object()) {
+        a.stamp.dev = st->value("dev", uint64_t{0});
+        a.stamp.ino = st->value("ino", uint64_t{0});
+        a.stamp.size = st->value("size", uint64_t{0});
+        a.stamp.mtime_ns = st->value("mtime_ns", int64_t{0});
+        a.stamp.ctime_ns = st->value("ctime_ns", int64_t{0});
+        a.stamp.taken_ns = st->value("taken_ns", int64_t{0});
+      }
       if (a.path.empty() || a.path[0] != '/' || a.entry.find('/') != std::string::npos ||
           a.file.find("..") != std::string::npos) {
         return corrupt("invalid adopted record for " + a.path);
@@ -248,6 +256,11 @@ Status write_home_state(const store::Layout& layout, const HomeState& s) {
               {"gid", a.gid},   {"backup", a.backup}};
     if (a.kind == "file") {
       r["sha256"] = a.sha256;
+      if (a.stamp.taken_ns != 0) {
+        r["stamp"] = {{"dev", a.stamp.dev},           {"ino", a.stamp.ino},
+                      {"size", a.stamp.size},         {"mtime_ns", a.stamp.mtime_ns},
+                      {"ctime_ns", a.stamp.ctime_ns}, {"taken_ns", a.stamp.taken_ns}};
+      }
     } else {
       r["target"] = a.target;
     }

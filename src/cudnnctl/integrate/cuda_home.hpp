@@ -18,6 +18,7 @@
 #include "store/entry.hpp"
 #include "store/layout.hpp"
 #include "util/result.hpp"
+#include "util/stamp.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -102,6 +103,7 @@ struct AdoptedRecord {
   std::string sha256; // files
   std::string target; // symlinks: the original link text
   std::string backup; // system path of the adopt backup holding it
+  util::FileStamp stamp; // files: stat when hashed (util/stamp.hpp); taken_ns 0 when unknown
 };
 
 // /var/lib/cudnnctl/cuda-home.json: directories cudnnctl has put links into (so a later

@@ -14,6 +14,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/sha256.hpp"
+#include "util/stamp.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -35,6 +36,10 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
   auto parts = archive::split_components(c.entry_path);
   TRY_ASSIGN(util::Fd in, util::open_fd(host_src, O_RDONLY | O_NOFOLLOW));
   TRY_ASSIGN(util::Fd out, dest.create_file(parts, mode, c.entry_path));
+  // A file not written since the scan hashed it is copied without hashing it again; its
+  // stamp is checked again after the copy (util/stamp.hpp).
+  auto before = util::stamp_of_fd(in.get());
+  const bool trusted = before && util::unchanged_since(c.stamp, *before);
   util::Sha256 hash;
   std::vector<char> buf(1 << 20);
   while (true) {
@@ -48,10 +53,20 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
     if (n == 0) {
       break;
     }
-    hash.update(buf.data(), static_cast<size_t>(n));
+    if (!trusted) {
+      hash.update(buf.data(), static_cast<size_t>(n));
+    }
     TRY(util::write_all(out.get(), buf.data(), static_cast<size_t>(n), c.entry_path));
   }
-  std::string got = hash.hex_final();
+  if (trusted) {
+    auto after = util::stamp_of_fd(in.get());
+    if (!after || !after->same_file_state(*before)) {
+      return fail(ErrorCode::environment, host_src.string() +
+                                              " changed while it was adopted; nothing was "
+                                              "activated, try again");
+    }
+  }
+  std::string got = trusted ? c.sha256 : hash.hex_final();
   if (got != c.sha256) {
     return fail(ErrorCode::environment,
                 host_src.string() + " changed while it was adopted (sha256 " + got + ", scanned " +
@@ -130,6 +145,7 @@ BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
     f.entry_target = c.entry_target;
     f.original = c.found.path.string();
     f.source = ctx.layout().host(c.found.path);
+    f.stamp = c.stamp;
     m.files.push_back(std::move(f));
   }
   return m;
@@ -279,6 +295,7 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
       r.sha256 = c.sha256;
       r.target = c.found.target;
       r.backup = backup_sys;
+      r.stamp = c.stamp;
       state.adopted.push_back(std::move(r));
     }
     TRY(integrate::write_home_state(layout, state));
@@ -343,6 +360,14 @@ Status adopt_before_install(Context& ctx) {
     // files alone.
     ctx.warn("not adopting the cuDNN " + plan.version + " in " + plan.home.string() + ": " +
              ok.error().message);
+    return {};
+  }
+  if (ctx.dry_run()) {
+    ctx.action("would adopt the unmanaged cuDNN " + plan.version + " in " + plan.home.string() +
+               " (" + std::to_string(plan.files.size()) + " files) before installing");
+    for (const auto& w : plan.defects) {
+      ctx.warn(w);
+    }
     return {};
   }
   ctx.info("found " + std::to_string(plan.files.size()) + " cuDNN files (cuDNN " + plan.version +

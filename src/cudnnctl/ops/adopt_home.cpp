@@ -10,6 +10,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/sha256.hpp"
+#include "util/stamp.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -74,6 +75,9 @@ bool holds_original(const fs::path& host, const AdoptedRecord& r) {
   }
   if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != r.size) {
     return false;
+  }
+  if (auto now = util::stamp_of(host); now && util::unchanged_since(r.stamp, *now)) {
+    return true; // not written since it was hashed (util/stamp.hpp)
   }
   auto d = util::sha256_file(host);
   return d && *d == r.sha256;

@@ -169,6 +169,8 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
         c.gid = st.st_gid;
       }
       if (f.kind == Found::Kind::file) {
+        // Before the hash: a write while hashing moves ctime past the stamp.
+        c.stamp = util::stamp_of(layout.host(f.path)).value_or(util::FileStamp{});
         TRY_ASSIGN(c.sha256, util::sha256_file(layout.host(f.path)));
       }
       per_dir[dir].push_back(f);

@@ -7,6 +7,7 @@
 #include "integrate/cuda_home.hpp"
 #include "ops/context.hpp"
 #include "ops/state.hpp"
+#include "util/stamp.hpp"
 
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct Candidate {
   int64_t mtime = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
+  util::FileStamp stamp;  // taken just before the file was hashed
   bool duplicate = false; // same name and bytes as an earlier candidate in another directory
 };
 

@@ -218,6 +218,7 @@ std::string backup_sums(const BackupMeta& meta) {
 
 Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compression c) {
   TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create(out, 0644));
+  std::string digest;
   {
     TRY_ASSIGN(archive::BackupWriter w, archive::BackupWriter::open(file.fd(), c));
     archive::MemberMeta mm{0644, static_cast<int64_t>(::time(nullptr)), 0, 0};
@@ -226,10 +227,10 @@ Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compre
     for (const auto& f : meta.files) {
       archive::MemberMeta fm{f.mode, f.mtime, f.uid, f.gid};
       if (f.kind == "file") {
-        TRY_ASSIGN(std::string got, w.add_file(f.member, f.source, fm));
-        if (got != f.sha256) {
+        TRY_ASSIGN(auto got, w.add_file(f.member, f.source, fm, &f.stamp));
+        if (got && *got != f.sha256) {
           return fail(ErrorCode::environment,
-                      f.source.string() + " changed while it was backed up (sha256 " + got +
+                      f.source.string() + " changed while it was backed up (sha256 " + *got +
                           ", scanned " + f.sha256 + "); nothing was changed, try again");
         }
       } else if (f.kind == "symlink") {
@@ -237,10 +238,10 @@ Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compre
       }
     }
     TRY(w.finish());
+    digest = w.output_sha256();
   }
   // The tarball is complete and durable before its name appears.
   TRY(file.commit(util::Fsync::yes));
-  TRY_ASSIGN(std::string digest, util::sha256_file(out));
   std::string side = backup_sums(meta) + digest + "  " + out.filename().string() + "\n";
   return util::write_file_atomic(out.string() + ".sha256", side, 0644);
 }

@@ -45,6 +45,7 @@ struct BackupFile {
   std::string entry_target; // symlinks: link text in the store entry when it differs
   std::string original;     // adopt: the system path the file was found at
   fs::path source;          // host path to read (writing only; not serialised)
+  util::FileStamp stamp;    // source's stamp when `sha256` was taken (writing only; optional)
 };
 
 struct BackupMeta {

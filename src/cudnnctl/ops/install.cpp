@@ -287,15 +287,25 @@ Status install(Context& ctx, const InstallOptions& o) {
       }
     }
     if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
-      ctx.info("cuDNN " + describe(*local.front()) + " is already in the store; activating it");
-      ctx.report().data["entry"] = local.front()->name;
-      ctx.report().data["version"] = local.front()->version;
+      const store::EntryInfo& e = *local.front();
+      ctx.info("cuDNN " + describe(e) + " is already in the store; activating it");
+      ctx.report().data["entry"] = e.name;
+      ctx.report().data["version"] = e.version;
+      // The same requirements as a download of that build (CUDA toolkit, driver,
+      // --require-gpu): being in the store does not make it fit this host.
+      manifest::Selection sel;
+      sel.label = e.label;
+      sel.version = e.version;
+      sel.platform = e.platform;
+      sel.cuda_major = e.cuda_major;
+      TRY(check_requirements(ctx, sel, o));
       if (ctx.dry_run()) {
-        return activate_entry(ctx, local.front()->name, "install " + o.version);
+        TRY(adopt_before_install(ctx)); // says what it would adopt, changes nothing
+        return activate_entry(ctx, e.name, "install " + o.version, o);
       }
       TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
       TRY(adopt_before_install(ctx)); // as below: never overwrite unmanaged files silently
-      return activate_entry_locked(ctx, local.front()->name, "install " + o.version, {});
+      return activate_entry_locked(ctx, e.name, "install " + o.version, o);
     }
   }
 
@@ -317,6 +327,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   TRY(check_requirements(ctx, sel, o));
 
   if (ctx.dry_run()) {
+    TRY(adopt_before_install(ctx)); // says what it would adopt, changes nothing
     TRY_ASSIGN(StoreView view, read_store(ctx));
     ctx.report().active = gen_info(ctx, view, view.current);
     bool present = view.entry(name) != nullptr;

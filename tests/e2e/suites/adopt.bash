@@ -137,6 +137,11 @@ cuda_home_plain "$R2"
 hand_copy "$R9" "$R2/usr/local/cuda" cp-P
 [ -L "$R2/usr/local/cuda/lib64/libcudnn.so.9" ] || fail "fixture: expected symlinks"
 cp -a "$R2/usr/local/cuda" "$E2E_TMP/orig-plain"
+tree_snapshot "$R2" >"$E2E_TMP/r2.before-dry"
+expect_exit 0 cudnnctl --root "$R2" "${MIRROR[@]}" --dry-run install 8.9.7 --json
+expect_json 'd["changed"]' true
+expect_json 'any("would adopt the unmanaged cuDNN 9.1.0" in a for a in d["actions"])' true
+cmp -s "$E2E_TMP/r2.before-dry" <(tree_snapshot "$R2") || fail "install --dry-run wrote something"
 expect_exit 0 cudnnctl --root "$R2" "${MIRROR[@]}" install 8.9.7 --json
 expect_json 'd["active"]["version"]' 8.9.7.29
 expect_json 'd["data"]["adopted"]["version"]' 9.1.0

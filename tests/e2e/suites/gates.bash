@@ -219,6 +219,27 @@ ls "$R/var/cache/cudnnctl" | grep -q "$(json_get 'd["data"]["archive"]["sha256"]
 expect_exit 2 ci "$R" good2 --cuda 12 --json install 9.14.0 --require-gpu --no-smoke
 expect_error "--require-gpu asks for the GPU smoke test, which --no-smoke turns off"
 
+TEST "install of a build already in the store meets the same requirements (--require-gpu, driver)"
+R6=$(new_root)
+expect_exit 0 ci "$R6" good --cuda 12 -q install 9.1.0
+expect_exit 0 ci "$R6" good2 --cuda 12 -q install 9.14.0
+expect_exit 0 ci "$R6" good2 --cuda 12 --json status
+expect_json 'd["active"]["version"]' 9.14.0.64
+tree_snapshot "$R6/opt/cudnn" >"$E2E_TMP/r6.snap"
+expect_exit 7 ci "$R6" good --cuda 12 --json install 9.1.0 --require-gpu
+expect_error "--require-gpu: no GPU"
+expect_check gpu failed
+P6=$E2E_TMP/proc6
+mkdir -p "$P6/driver/nvidia"
+echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024' \
+  >"$P6/driver/nvidia/version"
+expect_exit 7 env CUDNNCTL_TEST_PROC="$P6" "$CUDNNCTL" --root "$R6" --mirror "$URL/good/" --cuda 12 --json install 9.1.0
+expect_json 'd["error"]["code"]' requirement
+expect_error "470.256.02"
+cmp -s "$E2E_TMP/r6.snap" <(tree_snapshot "$R6/opt/cudnn") || fail "a refused switch changed the prefix"
+expect_exit 0 ci "$R6" good --cuda 12 --json install 9.1.0
+expect_json 'd["active"]["version"]' 9.1.0.70
+
 # ---- after the switch (exit 5, rolled back) --------------------------------------------------
 
 # expect_rolled_back ROOT: generation 1 (9.1.0) is active again, nothing of 9.14.0 is left,

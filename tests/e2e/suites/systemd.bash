@@ -123,3 +123,56 @@ R2=$(new_root)
 expect_exit 2 env CUDNNCTL="$CUDNNCTL" CUDNNCTL_OPTS="--root $R2" CUDNNCTL_VERIFY_ROLLBACK=1 sh "$SCRIPT"
 expect_contains "$OUT" "verify failed with exit 2"
 expect_no_file "$R2/opt"
+
+TEST "the rollback unit's ReadWritePaths= suffice for a rollback that relinks the CUDA home"
+# ProtectSystem=strict reproduced with mounts: the whole root read-only, then each path of the
+# unit's ReadWritePaths= (inside the root) bound writable again. The rollback must rewrite the
+# CUDA-home links in /usr/local/cuda, the drop-in and the ld.so cache in /etc, and the store.
+# Run once without /usr/local in the list: the rollback still happens, but the CUDA home's
+# links keep naming the damaged build (a warning says so), which is why the unit has it.
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+  source "$E2E_FIXTURES/adopt/handmade.bash"
+  rw_paths=$(sed -n 's/^ReadWritePaths=//p' "$UNITS/cudnnctl-rollback.service")
+  [ -n "$rw_paths" ] || fail "no ReadWritePaths= in the rollback unit"
+  # sandboxed_rollback ROOT PATHS...: rollback-on-failure with only PATHS writable under ROOT.
+  sandboxed_rollback() {
+    local r=$1 mounts p
+    shift
+    mounts="mount --bind '$r' '$r' && mount -o remount,bind,ro '$r'"
+    for p in "$@"; do
+      case $p in -*) p=${p#-}; [ -e "$r$p" ] || continue ;; esac
+      [ -e "$r$p" ] || { echo "missing $p" >&2; return 99; }
+      mounts="$mounts && mount --bind '$r$p' '$r$p' && mount -o remount,bind,rw '$r$p'"
+    done
+    unshare -m sh -c "$mounts && exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+      CUDNNCTL='$CUDNNCTL' CUDNNCTL_OPTS='--root $r' CUDNNCTL_VERIFY_ROLLBACK=1 sh '$SCRIPT'"
+  }
+  home_root() {
+    local r
+    r=$(new_root)
+    cuda_home_plain "$r"
+    cudnnctl --root "$r" --mirror "$MIRROR_URL" --cuda 12 -q install 9.1.0 >/dev/null &&
+      cudnnctl --root "$r" --mirror "$MIRROR_URL" --cuda 12 -q install 9.27.0 >/dev/null ||
+      fail "setting up $r"
+    [[ $(readlink "$r/usr/local/cuda/lib64/libcudnn.so.9") == */store/9.27.0.42-*/lib/libcudnn.so.9 ]] ||
+      fail "fixture: the CUDA home does not link the active 9.27.0"
+    echo "/* damaged */" >>"$r/usr/local/cuda/include/cudnn.h"
+    echo "$r"
+  }
+  # shellcheck disable=SC2086 # the unit's list is space-separated
+  R3=$(home_root)
+  expect_exit 0 sandboxed_rollback "$R3" $rw_paths
+  expect_contains "$OUT" "rolled back; the now active generation passes verify"
+  [[ $(readlink "$R3/usr/local/cuda/lib64/libcudnn.so.9") == */store/9.1.0.70-*/lib/libcudnn.so.9 ]] ||
+    fail "the CUDA home does not link 9.1.0 after the sandboxed rollback"
+  expect_exit 0 cudnnctl --root "$R3" --json status
+  expect_json 'd["active"]["version"]' 9.1.0.70
+  R4=$(home_root)
+  # shellcheck disable=SC2086
+  expect_exit 0 sandboxed_rollback "$R4" $(printf '%s\n' $rw_paths | grep -vx -- '-\?/usr/local')
+  expect_contains "$ERR" "cannot update the CUDA-home links in /usr/local/cuda/lib64 (Read-only file system)"
+  [[ $(readlink "$R4/usr/local/cuda/lib64/libcudnn.so.9") == */store/9.27.0.42-*/lib/libcudnn.so.9 ]] ||
+    fail "without /usr/local writable the links were expected to stay stale"
+else
+  _e2e_say "    (skipped: needs root and unshare -m)"
+fi
