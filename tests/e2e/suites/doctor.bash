@@ -355,7 +355,10 @@ expect_rc 0
 expect_json 'd["ok"]' true
 run as_nobody "$CUDNNCTL" doctor --root "$R" --scan /opt
 expect_rc 0
-run as_nobody env LD_LIBRARY_PATH=/usr/local/cuda/lib64 "$CUDNNCTL" doctor --json --root "$R"
+# The variable is set before privileges are dropped: `env` run as nobody could not exec a binary
+# under a checkout that only root can traverse (a clone in /root, or a mktemp -d directory).
+run env LD_LIBRARY_PATH=/usr/local/cuda/lib64 setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+  "$CUDNNCTL" doctor --json --root "$R"
 expect_rc 0
 tree_snapshot "$R" >"$E2E_TMP/after"
 cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "the root changed: $(diff "$E2E_TMP/before" "$E2E_TMP/after" | head)"
