@@ -11,27 +11,10 @@ namespace cudnnctl::ops {
 
 namespace {
 
-// A failure before the flip: drop what this transaction created (its generation, its
-// entry), record the failure and clear the journal; when the cleanup itself fails, the
-// journal stays for the next command. Returns `why`.
-Status undo_unswitched(Context& ctx, store::Journal& jr, const Error& why) {
-  bool clean = true;
-  if (jr.generation_created && jr.to_generation) {
-    clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
-  }
-  if (jr.entry_created) {
-    clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
-  }
-  if (clean) {
-    (void)finish_transaction(ctx, jr, "failed", why.full_message());
-  }
-  return fail(why);
-}
-
 // Runs the journaled switch; a failure before the flip undoes what this transaction
 // created, a failure after it reverts to the previous generation (exit 5).
-Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& checks,
-                        bool run_checks) {
+Status switch_and_check(Context& ctx, store::Journal& jr,
+                        const std::optional<InstallOptions>& checks) {
   auto st = switch_generation(ctx, jr);
   if (!st) {
     auto cur = store::current_generation(ctx.layout());
@@ -39,10 +22,11 @@ Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& 
     if (flipped) {
       return fail(revert_switch(ctx, jr, st.error()));
     }
-    return undo_unswitched(ctx, jr, st.error());
+    abandon_transaction(ctx, jr, st.error());
+    return st;
   }
-  if (run_checks) {
-    if (auto checked = post_switch_checks(ctx, jr.entry, checks); !checked) {
+  if (checks) {
+    if (auto checked = post_switch_checks(ctx, jr.entry, *checks); !checked) {
       return fail(revert_switch(ctx, jr, checked.error()));
     }
   }
@@ -52,7 +36,8 @@ Status switch_and_check(Context& ctx, store::Journal& jr, const InstallOptions& 
 } // namespace
 
 Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreView& view,
-                                const std::string& command, const InstallOptions& checks) {
+                                const std::string& command,
+                                const std::optional<InstallOptions>& checks) {
   const auto& layout = ctx.layout();
   TRY_ASSIGN(int n, next_generation_number(ctx, view));
   jr.to_generation = n;
@@ -69,9 +54,10 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
     return Status{};
   }();
   if (!created) {
-    return undo_unswitched(ctx, jr, created.error());
+    abandon_transaction(ctx, jr, created.error());
+    return created;
   }
-  TRY(switch_and_check(ctx, jr, checks, true));
+  TRY(switch_and_check(ctx, jr, checks));
   if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
     // Not recorded: the transaction is not complete, so it is undone like any failure
     // after the switch.
@@ -80,11 +66,14 @@ Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreVie
   TRY(fill_active(ctx));
   ctx.report().changed = true;
   ctx.action("activated generation " + std::to_string(n) + " (" + jr.entry + ")");
+  return {};
+}
+
+void say_active(Context& ctx) {
   if (const auto& a = ctx.report().active) {
     ctx.line("cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " + a->platform +
-             ") is active as generation " + std::to_string(n) + ": " + a->path);
+             ") is active as generation " + std::to_string(a->generation) + ": " + a->path);
   }
-  return {};
 }
 
 Status activate_entry_locked(Context& ctx, const std::string& name, const std::string& command,
@@ -103,7 +92,9 @@ Status activate_entry_locked(Context& ctx, const std::string& name, const std::s
   jr.from_generation = view.current;
   jr.phase = store::Phase::entry_committed;
   // First record: written by switch_to_new_generation before the generation is created.
-  return switch_to_new_generation(ctx, jr, view, command, checks);
+  TRY(switch_to_new_generation(ctx, jr, view, command, checks));
+  say_active(ctx);
+  return {};
 }
 
 Status activate_entry(Context& ctx, const std::string& name, const std::string& command,
@@ -223,7 +214,7 @@ Status rollback(Context& ctx, std::optional<int> to) {
   // The only record before the flip (nothing is created): it names the target generation.
   jr.phase = store::Phase::switching;
   TRY(store::write_journal(ctx.layout(), jr));
-  TRY(switch_and_check(ctx, jr, {}, false));
+  TRY(switch_and_check(ctx, jr, std::nullopt)); // rollback: no post-switch checks
   if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
     return fail(revert_switch(ctx, jr, done.error()));
   }

@@ -35,9 +35,14 @@ namespace cudnnctl::ops {
                                            const InstallOptions& checks);
 
 // Creates generation next for jr.entry (parent: the active one), switches to it, runs the
-// post-switch checks (reverting on failure: ErrorCode::rolled_back), commits.
+// post-switch `checks` unless nullopt (reverting on failure: ErrorCode::rolled_back),
+// commits and fills the report. A failure before the flip undoes what the transaction
+// created (abandon_transaction).
 [[nodiscard]] Status switch_to_new_generation(Context& ctx, store::Journal& jr,
                                               const StoreView& view, const std::string& command,
-                                              const InstallOptions& checks);
+                                              const std::optional<InstallOptions>& checks);
+
+// "cuDNN V (CUDA C, P) is active as generation N: PATH", from the report's active generation.
+void say_active(Context& ctx);
 
 } // namespace cudnnctl::ops

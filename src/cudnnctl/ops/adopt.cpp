@@ -8,6 +8,7 @@
 #include "host/dpkg_owned.hpp"
 #include "host/host.hpp"
 #include "integrate/cuda_home.hpp"
+#include "ops/activate.hpp"
 #include "ops/adopt_scan.hpp"
 #include "ops/backup.hpp"
 #include "ops/transaction.hpp"
@@ -248,7 +249,7 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
   TRY(store::write_journal(layout, jr));
   auto compression = archive::default_compression();
   std::string hash8 = plan.entry.substr(plan.entry.size() - 8);
-  fs::path backup = layout.backups_dir() / ("adopt-" + plan.version + "-" + compact_timestamp() +
+  fs::path backup = layout.backups_dir() / ("adopt-" + plan.version + "-" + util::compact_utc_timestamp() +
                                             "-" + hash8 + archive::backup_extension(compression));
   auto run = [&]() -> Status {
     TRY(util::make_dirs(layout.backups_dir(), 0755));
@@ -272,7 +273,8 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
     if (!view.entry(plan.entry)) {
       TRY_ASSIGN(fs::path staging, begin_staging(ctx, jr));
       TRY_ASSIGN(store::EntryInfo info, stage_entry(ctx, plan, staging));
-      TRY(publish_staging(ctx, jr, staging, info));
+      TRY(seal_staging(staging, info));
+      TRY(publish_staging(ctx, jr, staging));
       ctx.action("imported them as store entry " + layout.entry_dir(plan.entry).string());
     }
     // The records let the CUDA-home step replace these exact originals by links (their
@@ -309,7 +311,7 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
     return fail(e);
   }
   ctx.report().data["backup"] = backup.string();
-  TRY(switch_to_new_generation_for(ctx, jr, view, "adopt " + plan.home.string(), false));
+  TRY(switch_to_new_generation(ctx, jr, view, "adopt " + plan.home.string(), std::nullopt));
   ctx.line("adopted cuDNN " + plan.version + " from " + plan.home.string() + " (" +
            std::to_string(plan.files.size()) + " files) as generation " +
            std::to_string(*jr.to_generation) + "; originals backed up to " + backup.string());

@@ -56,28 +56,4 @@ void report_dpkg_cudnn(Context& ctx);
 // with `result`, clear the journal. Idempotent.
 [[nodiscard]] Status finish_release(Context& ctx, store::Journal& jr, const std::string& result);
 
-// --- Shared by adopt and restore (ops/adopt_import.cpp) ---
-
-// Creates an empty staging directory in the store, named in the journal first.
-[[nodiscard]] Result<fs::path> begin_staging(Context& ctx, store::Journal& jr);
-
-// Writes `info` as the entry's metadata into `staging`, syncs the tree, renames it to
-// store/<jr.entry> (journal: entry owned, then entry-committed).
-[[nodiscard]] Status publish_staging(Context& ctx, store::Journal& jr, const fs::path& staging,
-                                     const store::EntryInfo& info);
-
-// After a failure before the flip: removes the staging directory, the entry and generation
-// this transaction created, records history "failed" (the journal stays when cleanup fails).
-void abandon_transaction(Context& ctx, store::Journal& jr, const Error& why);
-
-// Creates the next generation for jr.entry (parent: the active one), switches to it
-// (journaled), runs the post-switch checks when `checks` (reverting on failure: exit 5),
-// commits, fills the report.
-[[nodiscard]] Status switch_to_new_generation_for(Context& ctx, store::Journal& jr,
-                                                  const StoreView& view, const std::string& command,
-                                                  bool checks);
-
-// A UTC time usable in file names: "20261130T035047Z".
-std::string compact_timestamp();
-
 } // namespace cudnnctl::ops

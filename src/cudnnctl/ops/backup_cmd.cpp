@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `backup [--output FILE]` and `restore FILE`.
+#include "ops/activate.hpp"
 #include "ops/adopt.hpp"
 #include "ops/backup.hpp"
 #include "ops/transaction.hpp"
@@ -83,7 +84,7 @@ Status backup(Context& ctx, const BackupOptions& o) {
     fs::path out = o.output ? fs::absolute(*o.output)
                             : layout.backups_dir() /
                                   (e->name + "-gen" + std::to_string(*view.current) + "-" +
-                                   compact_timestamp() + archive::backup_extension(compression));
+                                   util::compact_utc_timestamp() + archive::backup_extension(compression));
     return std::make_pair(out, e);
   };
   if (ctx.dry_run()) {
@@ -180,7 +181,8 @@ Status restore(Context& ctx, const RestoreOptions& o) {
       info.origin = "restored";
       info.created = util::utc_timestamp();
       info.files = std::move(files);
-      TRY(publish_staging(ctx, jr, staging, info));
+      TRY(seal_staging(staging, info));
+      TRY(publish_staging(ctx, jr, staging));
       return {};
     };
     if (auto done = run(); !done) {
@@ -191,7 +193,9 @@ Status restore(Context& ctx, const RestoreOptions& o) {
     }
     ctx.action("imported " + file.string() + " as store entry " + layout.entry_dir(name).string());
   }
-  TRY(switch_to_new_generation_for(ctx, jr, view, "restore " + file.filename().string(), true));
+  InstallOptions checks; // the loader check; no smoke test
+  checks.no_smoke = true;
+  TRY(switch_to_new_generation(ctx, jr, view, "restore " + file.filename().string(), checks));
   ctx.line("restored cuDNN " + meta.version + " from " + file.string() + " as generation " +
            std::to_string(*jr.to_generation) + " (" + name + ")");
   return {};

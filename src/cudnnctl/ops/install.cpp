@@ -102,14 +102,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   const auto& layout = ctx.layout();
   const auto& sel = r.selection;
   const auto& pkg = sel.package;
-  TRY(util::make_dirs(layout.store_dir()));
-  jr.staging = ".staging-" + store::boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) +
-               "-" + util::random_hex(4);
-  TRY(store::write_journal(layout, jr));
-  fs::path staging = layout.store_dir() / jr.staging;
-  if (::mkdir(staging.c_str(), 0755) != 0) {
-    return fail_errno("cannot create " + staging.string(), errno);
-  }
+  TRY_ASSIGN(fs::path staging, begin_staging(ctx, jr));
   uint64_t needed = pkg.size * 2;
   TRY(check_free_space(layout.store_dir(), needed));
 
@@ -220,19 +213,9 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
     }
     info.files.push_back(std::move(f));
   }
-  TRY(util::write_file_atomic(staging / store::k_entry_meta, json(info).dump(1) + "\n", 0644,
-                              util::Fsync::no));
-  // Everything in the entry reaches the disk before the rename that publishes it.
-  TRY(util::sync_tree(staging));
+  TRY(seal_staging(staging, info));
   timing("staging synced");
-  TRY(util::hook("after-staging"));
-  jr.entry_created = true; // this transaction owns the entry from here on
-  TRY(store::write_journal(layout, jr));
-  TRY(util::rename_durable(staging, layout.entry_dir(jr.entry)));
-  jr.phase = store::Phase::entry_committed;
-  jr.staging.clear();
-  TRY(store::write_journal(layout, jr));
-  TRY(util::hook("after-store-commit"));
+  TRY(publish_staging(ctx, jr, staging));
   timing("entry published");
   struct rusage self {};
   if (::getrusage(RUSAGE_SELF, &self) == 0) {
@@ -368,23 +351,14 @@ Status install(Context& ctx, const InstallOptions& o) {
   TRY(store::write_journal(ctx.layout(), jr));
   if (auto st = build_entry(ctx, jr, o, r, components); !st) {
     // Nothing was activated: undo what this transaction published and clear the journal.
-    // When the cleanup itself fails, the journal stays and the next command finishes it.
     Error e = st.error();
     e.add_context("installing cuDNN " + sel.version);
-    bool clean = true;
-    if (!jr.staging.empty()) {
-      clean = clean && util::remove_tree(ctx.layout().store_dir() / jr.staging).has_value();
-    }
-    if (jr.entry_created) {
-      clean = clean && delete_items(ctx, {}, {name}).has_value();
-    }
-    if (clean) {
-      (void)finish_transaction(ctx, jr, "failed", e.full_message());
-    }
-    (void)fill_active(ctx);
+    abandon_transaction(ctx, jr, e);
     return fail(e);
   }
-  return switch_to_new_generation(ctx, jr, view, "install " + o.version, o);
+  TRY(switch_to_new_generation(ctx, jr, view, "install " + o.version, o));
+  say_active(ctx);
+  return {};
 }
 
 } // namespace cudnnctl::ops

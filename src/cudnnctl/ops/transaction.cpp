@@ -165,6 +165,56 @@ Status switch_generation(Context& ctx, store::Journal& jr) {
   return {};
 }
 
+Result<fs::path> begin_staging(Context& ctx, store::Journal& jr) {
+  const auto& layout = ctx.layout();
+  TRY(util::make_dirs(layout.store_dir()));
+  jr.staging = ".staging-" + store::boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) +
+               "-" + util::random_hex(4);
+  TRY(store::write_journal(layout, jr));
+  fs::path staging = layout.store_dir() / jr.staging;
+  if (::mkdir(staging.c_str(), 0755) != 0) {
+    return fail_errno("cannot create " + staging.string(), errno);
+  }
+  return staging;
+}
+
+Status seal_staging(const fs::path& staging, const store::EntryInfo& info) {
+  TRY(util::write_file_atomic(staging / store::k_entry_meta, json(info).dump(1) + "\n", 0644,
+                              util::Fsync::no));
+  // Everything in the entry reaches the disk before the rename that publishes it.
+  return util::sync_tree(staging);
+}
+
+Status publish_staging(Context& ctx, store::Journal& jr, const fs::path& staging) {
+  const auto& layout = ctx.layout();
+  TRY(util::hook("after-staging"));
+  jr.entry_created = true; // this transaction owns the entry from here on
+  TRY(store::write_journal(layout, jr));
+  TRY(util::rename_durable(staging, layout.entry_dir(jr.entry)));
+  jr.phase = store::Phase::entry_committed;
+  jr.staging.clear();
+  TRY(store::write_journal(layout, jr));
+  TRY(util::hook("after-store-commit"));
+  return {};
+}
+
+void abandon_transaction(Context& ctx, store::Journal& jr, const Error& why) {
+  bool clean = true;
+  if (!jr.staging.empty()) {
+    clean = clean && util::remove_tree(ctx.layout().store_dir() / jr.staging).has_value();
+  }
+  if (jr.generation_created && jr.to_generation) {
+    clean = clean && store::remove_generation(ctx.layout(), *jr.to_generation).has_value();
+  }
+  if (jr.entry_created) {
+    clean = clean && delete_items(ctx, {}, {jr.entry}).has_value();
+  }
+  if (clean) {
+    (void)finish_transaction(ctx, jr, "failed", why.full_message());
+  }
+  (void)fill_active(ctx);
+}
+
 Status finish_transaction(Context& ctx, const store::Journal& jr, const std::string& result,
                           const std::string& message) {
   TRY(util::hook("before-commit"));

@@ -6,6 +6,7 @@
 
 #include "ops/context.hpp"
 #include "ops/state.hpp"
+#include "store/entry.hpp"
 #include "store/journal.hpp"
 #include "util/lock.hpp"
 
@@ -60,6 +61,22 @@ namespace cudnnctl::ops {
 // a half-deleted entry never appears under its name). Skips anything `current` uses.
 [[nodiscard]] Status delete_items(Context& ctx, const std::vector<int>& generations,
                                   const std::vector<std::string>& entries);
+
+// Creates an empty staging directory in the store, named in the journal first (recovery
+// removes it if we die).
+[[nodiscard]] Result<fs::path> begin_staging(Context& ctx, store::Journal& jr);
+
+// Writes `info` as the entry's metadata into `staging` and syncs the whole tree.
+[[nodiscard]] Status seal_staging(const fs::path& staging, const store::EntryInfo& info);
+
+// Renames a sealed staging directory to store/<jr.entry> (journal: entry owned, then
+// entry-committed; hooks after-staging, after-store-commit).
+[[nodiscard]] Status publish_staging(Context& ctx, store::Journal& jr, const fs::path& staging);
+
+// After a failure before the flip: removes the staging directory, the entry and generation
+// this transaction created, records history "failed" and fills the report's active
+// generation (the journal stays when the cleanup fails: the next command finishes it).
+void abandon_transaction(Context& ctx, store::Journal& jr, const Error& why);
 
 // Next free generation number (above every link, metadata file and history record).
 [[nodiscard]] Result<int> next_generation_number(Context& ctx, const StoreView& view);

@@ -90,4 +90,13 @@ std::string utc_timestamp() {
   return buf;
 }
 
+std::string compact_utc_timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
 } // namespace cudnnctl::util

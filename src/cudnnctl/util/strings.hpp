@@ -23,5 +23,7 @@ std::optional<uint64_t> parse_u64(std::string_view s);
 std::string human_bytes(uint64_t bytes);
 // Current UTC time as "2026-11-30T03:50:47Z".
 std::string utc_timestamp();
+// The same, usable in file names: "20261130T035047Z".
+std::string compact_utc_timestamp();
 
 } // namespace cudnnctl::util
