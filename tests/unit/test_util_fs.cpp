@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,4 +183,28 @@ TEST_CASE("string helpers", "[util][strings]") {
   CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
   CHECK(trim("  x \n") == "x");
   CHECK(human_bytes(1536) == "1.5 KiB");
+}
+
+TEST_CASE("dir_names lists a directory sorted, without . and ..", "[util][fs]") {
+  fs::create_directories("dn1/sub");
+  REQUIRE(write_file_atomic("dn1/b", "x"));
+  REQUIRE(write_file_atomic("dn1/a", "y"));
+  CHECK(dir_names("dn1") == std::vector<std::string>{"a", "b", "sub"});
+  CHECK(dir_names("dn1/missing").empty());
+}
+
+TEST_CASE("copy_fd copies to the end and hashes what it copied", "[util][fs]") {
+  const std::string data(3 * (1 << 20) + 17, 'q'); // more than one read
+  REQUIRE(write_file_atomic("cf1", data));
+  auto in = open_fd("cf1", O_RDONLY).value();
+  auto out = open_fd("cf2", O_WRONLY | O_CREAT | O_TRUNC).value();
+  Sha256 hash;
+  REQUIRE(copy_fd(in.get(), out.get(), "cf1", "cf2", &hash));
+  out.close().value();
+  CHECK(read_file("cf2").value() == data);
+  CHECK(hash.hex_final() == sha256_hex(data));
+  auto again = open_fd("cf1", O_RDONLY).value();
+  auto bad = copy_fd(again.get(), -1, "cf1", "nowhere");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("nowhere") != std::string::npos);
 }

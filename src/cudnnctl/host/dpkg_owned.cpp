@@ -5,7 +5,6 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <dirent.h>
 
 namespace cudnnctl::host {
 
@@ -14,23 +13,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t k_max_db_file = 64u << 20;
-
-std::vector<std::string> list_names(const fs::path& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
-    return out;
-  }
-  while (auto* de = ::readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") {
-      out.push_back(std::move(n));
-    }
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool names_cudnn(std::string_view path) {
   auto slash = path.rfind('/');
@@ -90,7 +72,7 @@ ForeignIndex ForeignIndex::load(const fs::path& root) {
   ForeignIndex idx;
   idx.m_root = root;
   fs::path info = util::under_root(root, "/var/lib/dpkg/info");
-  for (const auto& name : list_names(info)) {
+  for (const auto& name : util::dir_names(info)) {
     if (!name.ends_with(".list")) {
       continue;
     }
@@ -111,7 +93,7 @@ ForeignIndex ForeignIndex::load(const fs::path& root) {
     }
   }
   fs::path alts = util::under_root(root, "/var/lib/dpkg/alternatives");
-  for (const auto& name : list_names(alts)) {
+  for (const auto& name : util::dir_names(alts)) {
     auto text = util::read_file(alts / name, 1 << 20);
     if (!text) {
       continue;

@@ -5,7 +5,6 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <dirent.h>
 #include <linux/magic.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -41,23 +40,6 @@ std::optional<fs::path> real_dir(const store::Layout& layout, const fs::path& sy
   return to_sys(layout, *host);
 }
 
-std::vector<std::string> dir_names(const fs::path& host_dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(host_dir.c_str());
-  if (!d) {
-    return out;
-  }
-  while (auto* de = ::readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") {
-      out.push_back(std::move(n));
-    }
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void add_unique(std::vector<fs::path>& v, const std::optional<fs::path>& p) {
   if (p && std::find(v.begin(), v.end(), *p) == v.end()) {
     v.push_back(*p);
@@ -89,7 +71,7 @@ HomeDirs locate_home(const store::Layout& layout, const fs::path& home) {
   add_unique(d.lib_dirs, lib64);
   add_unique(d.lib_dirs, lib);
   std::vector<fs::path> target_libs;
-  for (const auto& t : dir_names(layout.host(d.real_home / "targets"))) {
+  for (const auto& t : util::dir_names(layout.host(d.real_home / "targets"))) {
     add_unique(d.include_dirs, real_dir(layout, d.real_home / "targets" / t / "include"));
     auto tl = real_dir(layout, d.real_home / "targets" / t / "lib");
     add_unique(d.lib_dirs, tl);
@@ -142,7 +124,7 @@ std::string link_text(const store::Layout& layout, const fs::path& sys_dir,
 std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir, bool headers) {
   std::vector<Found> out;
   fs::path host_dir = layout.host(sys_dir);
-  for (const auto& name : dir_names(host_dir)) {
+  for (const auto& name : util::dir_names(host_dir)) {
     if (headers ? !is_cudnn_header(name) : !is_cudnn_library(name)) {
       continue;
     }
@@ -176,7 +158,7 @@ std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir
 Result<std::vector<fs::path>> sweep_tmp(const store::Layout& layout, const fs::path& sys_dir) {
   std::vector<fs::path> out;
   fs::path host_dir = layout.host(sys_dir);
-  for (const auto& name : dir_names(host_dir)) {
+  for (const auto& name : util::dir_names(host_dir)) {
     bool ours =
         (name.starts_with(".cudnn") || name.starts_with(".libcudnn")) && util::is_tmp_name(name);
     if (!ours) {

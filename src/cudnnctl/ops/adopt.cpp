@@ -42,23 +42,8 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
   auto before = util::stamp_of_fd(in.get());
   const bool trusted = before && util::unchanged_since(c.stamp, *before);
   util::Sha256 hash;
-  std::vector<char> buf(1 << 20);
-  while (true) {
-    ssize_t n = ::read(in.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      return fail_errno("cannot read " + host_src.string(), errno);
-    }
-    if (n == 0) {
-      break;
-    }
-    if (!trusted) {
-      hash.update(buf.data(), static_cast<size_t>(n));
-    }
-    TRY(util::write_all(out.get(), buf.data(), static_cast<size_t>(n), c.entry_path));
-  }
+  TRY(util::copy_fd(in.get(), out.get(), host_src.string(), c.entry_path,
+                    trusted ? nullptr : &hash));
   if (trusted) {
     auto after = util::stamp_of_fd(in.get());
     if (!after || !after->same_file_state(*before)) {

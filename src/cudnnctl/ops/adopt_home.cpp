@@ -102,24 +102,11 @@ Status put_file(const fs::path& host, const AdoptedRecord& r,
   return file.commit(util::Fsync::yes);
 }
 
-Result<std::string> copy_fd(const fs::path& src, int out) {
+// Copies the file `src` to `out`; returns the sha256 of what was copied.
+Result<std::string> copy_hashed(const fs::path& src, int out) {
   TRY_ASSIGN(util::Fd in, util::open_fd(src, O_RDONLY));
   util::Sha256 hash;
-  std::vector<char> buf(1 << 20);
-  while (true) {
-    ssize_t n = ::read(in.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      return fail_errno("cannot read " + src.string(), errno);
-    }
-    if (n == 0) {
-      break;
-    }
-    hash.update(buf.data(), static_cast<size_t>(n));
-    TRY(util::write_all(out, buf.data(), static_cast<size_t>(n), src.string()));
-  }
+  TRY(util::copy_fd(in.get(), out, src.string(), src.string(), &hash));
   return hash.hex_final();
 }
 
@@ -179,7 +166,7 @@ Result<int> put_back_originals(Context& ctx, const integrate::HomeState& state) 
       continue;
     }
     if (auto src = entry_source(ctx, *r)) {
-      TRY(put_file(host, *r, [&](int fd) { return copy_fd(*src, fd); }));
+      TRY(put_file(host, *r, [&](int fd) { return copy_hashed(*src, fd); }));
       ++written;
       continue;
     }

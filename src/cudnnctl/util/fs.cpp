@@ -129,6 +129,23 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+std::vector<std::string> dir_names(const fs::path& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    return out;
+  }
+  while (auto* de = ::readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") {
+      out.push_back(std::move(n));
+    }
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool is_tmp_name(std::string_view filename) {
   return filename.find(".tmp.") != std::string_view::npos;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 namespace cudnnctl::util {
 
@@ -112,6 +113,9 @@ private:
 // rename(2) + fsync of the destination directory (and the source's if different).
 // EXDEV is an error, never a silent copy.
 [[nodiscard]] Status rename_durable(const fs::path& from, const fs::path& to);
+
+// The names in directory `dir` (without "." and ".."), sorted; empty when it cannot be read.
+std::vector<std::string> dir_names(const fs::path& dir);
 
 // True for names this code creates as temporaries (".tmp." infix).
 bool is_tmp_name(std::string_view filename);

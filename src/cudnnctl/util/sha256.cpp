@@ -45,6 +45,26 @@ std::string Sha256::hex_final() {
   return out;
 }
 
+Status copy_fd(int in, int out, std::string_view src, std::string_view dst, Sha256* hash) {
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return fail_errno("cannot read " + std::string(src), errno);
+    }
+    if (n == 0) {
+      return {};
+    }
+    if (hash) {
+      hash->update(buf.data(), static_cast<size_t>(n));
+    }
+    TRY(write_all(out, buf.data(), static_cast<size_t>(n), dst));
+  }
+}
+
 Result<std::string> sha256_file(const std::filesystem::path& path, uint64_t* size_out) {
   TRY_ASSIGN(Fd fd, open_fd(path, O_RDONLY));
   Sha256 hasher;

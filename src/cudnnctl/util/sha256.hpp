@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 struct evp_md_ctx_st; // EVP_MD_CTX, forward-declared so only sha256.cpp sees OpenSSL
 
@@ -30,6 +31,11 @@ private:
   };
   std::unique_ptr<evp_md_ctx_st, Deleter> m_ctx;
 };
+
+// Copies `in` to `out` up to the end of `in` (1 MiB reads, EINTR retried), feeding `hash`
+// with every byte when given. Errors name `src` (reading) or `dst` (writing).
+[[nodiscard]] Status copy_fd(int in, int out, std::string_view src, std::string_view dst,
+                             Sha256* hash = nullptr);
 
 // Hashes a whole file; also returns its size through `size_out` when given.
 [[nodiscard]] Result<std::string> sha256_file(const std::filesystem::path& path,
