@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/app.hpp"
 
-int main(int argc, char** argv) { return cudnnctl::cli::run(argc, argv); }
+int main(int argc, char** argv) {
+  return cudnnctl::cli::run(argc, argv);
+}

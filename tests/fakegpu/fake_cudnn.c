@@ -29,9 +29,15 @@ typedef struct {
   int determinism, math_type, reserved[3];
 } perf_t;
 
-size_t cudnnGetVersion(void) { return FAKE_VERSION; }
-size_t cudnnctl_stub_version(void) { return FAKE_VERSION; }
-size_t cudnnGetCudartVersion(void) { return 13000; }
+size_t cudnnGetVersion(void) {
+  return FAKE_VERSION;
+}
+size_t cudnnctl_stub_version(void) {
+  return FAKE_VERSION;
+}
+size_t cudnnGetCudartVersion(void) {
+  return 13000;
+}
 const char* cudnnGetErrorString(cudnnStatus_t s) {
   return s == 0 ? "CUDNN_STATUS_SUCCESS" : s == 2000 ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_?";
 }
@@ -47,9 +53,15 @@ static cudnnStatus_t create(void** d, size_t n) {
   *d = calloc(1, n);
   return 0;
 }
-cudnnStatus_t cudnnCreateTensorDescriptor(void** d) { return create(d, sizeof(struct tensor)); }
-cudnnStatus_t cudnnCreateFilterDescriptor(void** d) { return create(d, sizeof(struct tensor)); }
-cudnnStatus_t cudnnCreateConvolutionDescriptor(void** d) { return create(d, sizeof(struct conv)); }
+cudnnStatus_t cudnnCreateTensorDescriptor(void** d) {
+  return create(d, sizeof(struct tensor));
+}
+cudnnStatus_t cudnnCreateFilterDescriptor(void** d) {
+  return create(d, sizeof(struct tensor));
+}
+cudnnStatus_t cudnnCreateConvolutionDescriptor(void** d) {
+  return create(d, sizeof(struct conv));
+}
 cudnnStatus_t cudnnDestroyTensorDescriptor(void* d) {
   free(d);
   return 0;

@@ -3,7 +3,6 @@
 // success and kept on failure (ccache unittest/main.cpp).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>

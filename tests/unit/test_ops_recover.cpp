@@ -30,8 +30,8 @@ void make_entry(const store::Layout& l, const std::string& name, const std::stri
   e.components = store::default_components();
   e.origin = "installed";
   fs::create_directories(l.entry_dir(name) / "lib");
-  REQUIRE(util::write_file_atomic(l.entry_dir(name) / store::k_entry_meta,
-                                  nlohmann::json(e).dump()));
+  REQUIRE(
+      util::write_file_atomic(l.entry_dir(name) / store::k_entry_meta, nlohmann::json(e).dump()));
 }
 
 // A root with generation 1 (old) active and, depending on how far the interrupted install

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "smoke/runner.hpp"
+#include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
-#include "util/fs.hpp"
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 using namespace cudnnctl;
@@ -164,8 +164,8 @@ TEST_CASE("the helper's environment is clean", "[smoke]") {
   // cuDNN is not (the candidate must be the only cuDNN the helper can find).
   std::filesystem::create_directories("envdrv/driver");
   std::filesystem::create_directories("envdrv/mixed");
-  for (const char* f : {"envdrv/driver/libcuda.so.1", "envdrv/mixed/libcuda.so.1",
-                        "envdrv/mixed/libcudnn.so.9"}) {
+  for (const char* f :
+       {"envdrv/driver/libcuda.so.1", "envdrv/mixed/libcuda.so.1", "envdrv/mixed/libcudnn.so.9"}) {
     REQUIRE(util::write_file_atomic(f, "x"));
   }
   auto driver = std::filesystem::absolute("envdrv/driver").string();

@@ -113,8 +113,7 @@ TEST_CASE("StreamExtractor gives the same entries as extracting the file", "[str
   CHECK(consumed.back() == bytes.size()); // progress is made on the compressed bytes read
 }
 
-TEST_CASE("StreamExtractor memory stays within the pipe whatever the archive size",
-          "[stream]") {
+TEST_CASE("StreamExtractor memory stays within the pipe whatever the archive size", "[stream]") {
   Dirs d("stream-bounded");
   // 2 MiB of incompressible data through a 16 KiB pipe.
   const std::string bytes = d.archive("big.tar.xz", layout("big", 2u << 20));
@@ -125,8 +124,7 @@ TEST_CASE("StreamExtractor memory stays within the pipe whatever the archive siz
   CHECK(bytes.size() > (2u << 20));
 }
 
-TEST_CASE("StreamExtractor restart empties staging and extracts again from byte 0",
-          "[stream]") {
+TEST_CASE("StreamExtractor restart empties staging and extracts again from byte 0", "[stream]") {
   Dirs d("stream-restart");
   const std::string a = d.archive("a.tar.xz", layout("a"));
   const std::string b = d.archive("b.tar.xz", layout("b"));
@@ -153,8 +151,7 @@ TEST_CASE("StreamExtractor restart empties staging and extracts again from byte 
   }
 }
 
-TEST_CASE("StreamExtractor: a hostile entry fails the pass with an integrity error",
-          "[stream]") {
+TEST_CASE("StreamExtractor: a hostile entry fails the pass with an integrity error", "[stream]") {
   Dirs d("stream-hostile");
   auto entries = layout("h");
   entries.push_back(mk_file(k_top + "/../evil", "x"));
@@ -220,8 +217,7 @@ TEST_CASE("StreamExtractor: abandoned mid-stream, the thread is stopped", "[stre
   CHECK(got.error().code == ErrorCode::internal);
 }
 
-TEST_CASE("stream_file: one read, verified, extractor errors judged after the digest",
-          "[stream]") {
+TEST_CASE("stream_file: one read, verified, extractor errors judged after the digest", "[stream]") {
   Dirs d("stream-file");
   const std::string bytes = d.archive("a.tar.xz", layout("a"));
   const std::string sha = util::sha256_hex(bytes);
@@ -288,8 +284,8 @@ TEST_CASE("StreamExtractor behind fetch_archive: download, then the cache, one p
           "[stream][fetch]") {
   Dirs d("stream-fetch");
   const std::string bytes = d.archive("a.tar.xz", layout("a", 1u << 20));
-  fetch::ArchiveRequest req{{"file://" + (d.base / "a.tar.xz").string()},
-                            util::sha256_hex(bytes), bytes.size()};
+  fetch::ArchiveRequest req{
+      {"file://" + (d.base / "a.tar.xz").string()}, util::sha256_hex(bytes), bytes.size()};
   fetch::Options fo;
   fo.sleep = [](std::chrono::milliseconds) {};
   const fs::path cache = d.base / "cache";

@@ -181,8 +181,7 @@ TEST_CASE("BytePipe close_read: the consumer's error reaches the producer", "[st
   }
 }
 
-TEST_CASE("PipeSource reports the bytes read and stops on its callback's error",
-          "[stream][pipe]") {
+TEST_CASE("PipeSource reports the bytes read and stops on its callback's error", "[stream][pipe]") {
   BytePipe pipe(32);
   std::vector<uint64_t> totals;
   PipeSource source(pipe, [&](uint64_t total) -> Status {

@@ -69,7 +69,7 @@ TEST_CASE("phase rate and ETA", "[stream][progress]") {
   CHECK(phase_eta(phase("d", 100 * k_mib, 300 * k_mib, 2)) == Approx(4.0));
   CHECK(phase_eta(phase("d", 300 * k_mib, 300 * k_mib, 2)) == 0);
   CHECK(phase_eta(phase("d", 0, 300 * k_mib, 0)) < 0); // nothing yet: unknown
-  CHECK(phase_eta(phase("d", 10, 0, 1)) < 0);         // unknown total
+  CHECK(phase_eta(phase("d", 10, 0, 1)) < 0);          // unknown total
 }
 
 TEST_CASE("format_phase", "[stream][progress]") {
@@ -132,10 +132,9 @@ TEST_CASE("Progress styles", "[stream][progress]") {
     p.complete(0);
     p.finish(true);
     const std::string text = out.text();
-    CHECK(text ==
-          "progress: download 25% 25.0 MiB of 100.0 MiB, 5.0 MiB/s, ETA 0:15\n"
-          "progress: download 50% 50.0 MiB of 100.0 MiB, 5.0 MiB/s, ETA 0:10\n"
-          "download 60.0 MiB in 0:12, 5.0 MiB/s\n");
+    CHECK(text == "progress: download 25% 25.0 MiB of 100.0 MiB, 5.0 MiB/s, ETA 0:15\n"
+                  "progress: download 50% 50.0 MiB of 100.0 MiB, 5.0 MiB/s, ETA 0:10\n"
+                  "download 60.0 MiB in 0:12, 5.0 MiB/s\n");
   }
   SECTION("lines: no summary after a failure") {
     Progress p(ProgressStyle::lines, {"download"}, out.f, clock, 5.0);

@@ -53,9 +53,8 @@ Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing
   for (const auto& e : fs::recursive_directory_iterator(dest)) {
     struct stat st {};
     REQUIRE(::lstat(e.path().c_str(), &st) == 0);
-    std::string line = fs::relative(e.path(), dest).string() + " " +
-                       std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " +
-                       std::to_string(st.st_mtim.tv_sec);
+    std::string line = fs::relative(e.path(), dest).string() + " " + std::to_string(st.st_mode) +
+                       " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec);
     if (S_ISREG(st.st_mode)) {
       line += " " + *util::sha256_file(e.path());
     }

@@ -16,8 +16,9 @@ TEST_CASE("toml subset: values, comments, errors with file:line", "[config][toml
   CHECK(std::get<bool>(r->at("require_pin").value));
   CHECK(std::get<int64_t>(r->at("lock_timeout").value) == 30);
   CHECK(r->at("prefix").line == 5);
-  const char* bad[] = {"[section]\n", "key\n", "key = \n", "key = \"open\n", "key = [1, 2]\n",
-                       "key = yes\n", "a = 1\na = 2\n", "key = 1 trailing\n", "= 3\n"};
+  const char* bad[] = {"[section]\n",    "key\n",       "key = \n",       "key = \"open\n",
+                       "key = [1, 2]\n", "key = yes\n", "a = 1\na = 2\n", "key = 1 trailing\n",
+                       "= 3\n"};
   for (const char* text : bad) {
     INFO(text);
     auto e = util::parse_toml(text, "cfg");
@@ -36,9 +37,10 @@ TEST_CASE("config: known keys, types and ranges", "[config]") {
   CHECK(c->keep_generations == 5);
   CHECK(c->cuda == 12);
   CHECK_FALSE(c->manage_cuda_home);
-  const char* bad[] = {"unknown_key = 1\n", "keep_generations = 0\n", "cuda = \"12\"\n",
-                       "prefix = \"relative/path\"\n", "require_pin = 1\n",
-                       "lock_timeout = -5\n", "mirrors = 3\n"};
+  const char* bad[] = {"unknown_key = 1\n", "keep_generations = 0\n",
+                       "cuda = \"12\"\n",   "prefix = \"relative/path\"\n",
+                       "require_pin = 1\n", "lock_timeout = -5\n",
+                       "mirrors = 3\n"};
   for (const char* text : bad) {
     INFO(text);
     auto e = ops::parse_config(text, "config.toml");

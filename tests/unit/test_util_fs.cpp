@@ -98,8 +98,7 @@ TEST_CASE("sync_tree and rename_durable publish a tree", "[util][sync]") {
   CHECK_FALSE(sync_tree("st/missing"));
 }
 
-TEST_CASE("resolve_in_root re-roots absolute links and stops .. at the root",
-          "[util][root]") {
+TEST_CASE("resolve_in_root re-roots absolute links and stops .. at the root", "[util][root]") {
   fs::path root = fs::absolute("rr");
   fs::create_directories(root / "usr/local/cuda-13.0/lib");
   fs::create_directory_symlink("/usr/local/cuda-13.0", root / "usr/local/cuda");
@@ -162,12 +161,12 @@ TEST_CASE("run_process captures output, exit codes, signals and timeouts", "[uti
   auto killed = run_process({.argv = {"sh", "-c", "kill -SEGV $$"}});
   REQUIRE(killed);
   CHECK(killed->term_signal == SIGSEGV);
-  auto slow = run_process(
-      {.argv = {"sh", "-c", "sleep 30"}, .timeout = std::chrono::milliseconds(200)});
+  auto slow =
+      run_process({.argv = {"sh", "-c", "sleep 30"}, .timeout = std::chrono::milliseconds(200)});
   REQUIRE(slow);
   CHECK(slow->timed_out);
-  auto env = run_process({.argv = {"/bin/sh", "-c", "echo \"$FOO\""},
-                          .env = std::vector<std::string>{"FOO=bar"}});
+  auto env = run_process(
+      {.argv = {"/bin/sh", "-c", "echo \"$FOO\""}, .env = std::vector<std::string>{"FOO=bar"}});
   REQUIRE(env);
   CHECK(env->out == "bar\n");
   CHECK_FALSE(run_process({.argv = {"/nonexistent/program"}}));

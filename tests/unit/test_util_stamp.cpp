@@ -34,7 +34,9 @@ util::FileStamp settled_stamp(const fs::path& p) {
 // File times come from a coarse clock (a few ms): a change right after the stamp could keep
 // the same ctime, which is exactly what the settle rule guards against in real use.
 void past_tick() {
-  struct timespec pause {0, 30'000'000};
+  struct timespec pause {
+    0, 30'000'000
+  };
   nanosleep(&pause, nullptr);
 }
 
@@ -69,7 +71,10 @@ TEST_CASE("a stamp is trusted only when settled and unchanged", "[util][stamp]")
     fs::rename("stamp1/g", f);
     CHECK_FALSE(util::unchanged_since(settled, *util::stamp_of(f)));
   }
-  SECTION("gone") { fs::remove(f); CHECK_FALSE(util::stamp_of(f)); }
+  SECTION("gone") {
+    fs::remove(f);
+    CHECK_FALSE(util::stamp_of(f));
+  }
 }
 
 TEST_CASE("backup writer: a settled stamp skips the hash, a changed file is hashed",

@@ -4,10 +4,10 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
-#include <algorithm>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -233,6 +233,8 @@ Status BackupWriter::finish() {
   return {};
 }
 
-const std::string& BackupWriter::output_sha256() const { return m_impl->out_digest; }
+const std::string& BackupWriter::output_sha256() const {
+  return m_impl->out_digest;
+}
 
 } // namespace cudnnctl::archive

@@ -43,7 +43,7 @@ private:
 enum class EntryKind { file, directory, symlink, hardlink };
 
 struct Entry {
-  std::string path;   // relative to the destination, top folder stripped, e.g. "lib/libcudnn.so"
+  std::string path; // relative to the destination, top folder stripped, e.g. "lib/libcudnn.so"
   EntryKind kind = EntryKind::file;
   uint64_t size = 0;  // files (logical size); hard links: their target's
   uint32_t mode = 0;  // permission bits as written: 0755/0644 (files, dirs), 0777 (symlinks)
@@ -88,9 +88,8 @@ struct ExtractOptions {
 // directories are created 0755, file mtimes are set from the archive, owners never) and are
 // not fsynced here (the caller syncs the whole tree once). Only tar inside one xz layer is
 // accepted; the checks are listed in archive/checks.hpp and archive/dest_tree.hpp.
-[[nodiscard]] Result<std::vector<Entry>> extract(ByteSource& source,
-                                                 const std::filesystem::path& dest,
-                                                 const ExtractOptions& options);
+[[nodiscard]] Result<std::vector<Entry>>
+extract(ByteSource& source, const std::filesystem::path& dest, const ExtractOptions& options);
 
 // Convenience: extract(FileSource::open(archive), ...).
 [[nodiscard]] Result<std::vector<Entry>> extract_file(const std::filesystem::path& archive,

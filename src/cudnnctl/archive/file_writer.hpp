@@ -57,11 +57,11 @@ private:
   struct Job {
     Kind kind = Kind::data;
     int slot = -1;
-    size_t length = 0;   // data
-    uint64_t count = 0;  // zeros
-    util::Fd fd;         // begin
-    std::string where;   // begin
-    size_t index = 0;    // begin
+    size_t length = 0;             // data
+    uint64_t count = 0;            // zeros
+    util::Fd fd;                   // begin
+    std::string where;             // begin
+    size_t index = 0;              // begin
     std::optional<timespec> mtime; // end
   };
   Status push(Job job);

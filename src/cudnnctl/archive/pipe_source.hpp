@@ -72,8 +72,8 @@ private:
   uint64_t m_read = 0;
   bool m_write_closed = false;
   bool m_read_closed = false;
-  std::optional<Error> m_abort;       // producer's abort error (for the reader)
-  std::optional<Error> m_read_error;  // reader's close error (for the writer)
+  std::optional<Error> m_abort;      // producer's abort error (for the reader)
+  std::optional<Error> m_read_error; // reader's close error (for the writer)
 };
 
 // A ByteSource reading from a BytePipe. `on_read(total)` is called after every read with

@@ -156,8 +156,9 @@ int run(int argc, char** argv) {
       for (const auto& n : names) {
         list += (list.empty() ? "" : ", ") + n;
       }
-      error.message = (word.empty() ? "a command is required" : "unknown command \"" + word + "\"") +
-                      " (commands: " + list + ")";
+      error.message =
+          (word.empty() ? "a command is required" : "unknown command \"" + word + "\"") +
+          " (commands: " + list + ")";
     }
     if (!json) {
       error.message += " (see cudnnctl --help)";

@@ -19,7 +19,9 @@ void register_maintain(CLI::App& app, Action& action) {
   auto cache = std::make_shared<bool>(false);
   auto* gc = app.add_subcommand(
       "gc", "Delete old generations and unused store entries (never the active one)");
-  gc->add_option("--keep", *keep, "Generations to keep: the active one and what rollback walks back to (default: config, 3)")
+  gc->add_option(
+        "--keep", *keep,
+        "Generations to keep: the active one and what rollback walks back to (default: config, 3)")
       ->check(CLI::Range(1, 1000000000));
   gc->add_flag("--cache", *cache, "Also empty the download cache");
   gc->callback([keep, cache, &action] {

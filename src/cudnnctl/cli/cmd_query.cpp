@@ -10,10 +10,12 @@ namespace cudnnctl::cli {
 void register_query(CLI::App& app, Action& action) {
   app.add_subcommand("status", "Show the active generation and what rollback would restore")
       ->callback([&action] { action = ops::status; });
-  app.add_subcommand("list", "List installed builds and generations")
-      ->callback([&action] { action = ops::list; });
-  app.add_subcommand("history", "Show every transaction and how it ended")
-      ->callback([&action] { action = ops::history; });
+  app.add_subcommand("list", "List installed builds and generations")->callback([&action] {
+    action = ops::list;
+  });
+  app.add_subcommand("history", "Show every transaction and how it ended")->callback([&action] {
+    action = ops::history;
+  });
   auto smoke = std::make_shared<bool>(false);
   auto* verify = app.add_subcommand(
       "verify", "Re-check the active generation against what was recorded at install");

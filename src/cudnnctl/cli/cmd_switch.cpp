@@ -15,9 +15,7 @@ void register_switch(CLI::App& app, Action& action) {
   use->add_flag("--require-gpu", use_opts->require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   use->callback([use_opts, &action] {
-    action = [use_opts](ops::Context& ctx) {
-      return ops::use(ctx, use_opts->version, *use_opts);
-    };
+    action = [use_opts](ops::Context& ctx) { return ops::use(ctx, use_opts->version, *use_opts); };
   });
 
   auto to = std::make_shared<std::optional<int>>();
@@ -25,9 +23,8 @@ void register_switch(CLI::App& app, Action& action) {
       "rollback", "Switch back to the generation active before this one (no network)");
   rb->add_option("--to", *to, "Switch to this generation number instead")
       ->check(CLI::Range(1, 1000000000));
-  rb->callback([to, &action] {
-    action = [to](ops::Context& ctx) { return ops::rollback(ctx, *to); };
-  });
+  rb->callback(
+      [to, &action] { action = [to](ops::Context& ctx) { return ops::rollback(ctx, *to); }; });
 }
 
 } // namespace cudnnctl::cli

@@ -21,8 +21,8 @@ using ElfPtr = std::unique_ptr<Elf, ElfDeleter>;
 
 Error elf_error(const std::filesystem::path& path, const std::string& what) {
   const char* msg = elf_errmsg(-1);
-  return Error(ErrorCode::integrity, path.string() + ": " + what +
-                                         (msg ? std::string(" (") + msg + ")" : std::string()));
+  return Error(ErrorCode::integrity,
+               path.string() + ": " + what + (msg ? std::string(" (") + msg + ")" : std::string()));
 }
 
 } // namespace

@@ -29,9 +29,9 @@ bool is_supported_platform(std::string_view platform);
 
 struct CudaToolkit {
   int major = 0;
-  int minor = 0;                 // -1 when unknown
-  std::filesystem::path home;    // path inside the root, e.g. /usr/local/cuda (as asked for)
-  std::string source;            // "version.json", "cuda_runtime_api.h", "libcudart SONAME", "dpkg", "pip"
+  int minor = 0;              // -1 when unknown
+  std::filesystem::path home; // path inside the root, e.g. /usr/local/cuda (as asked for)
+  std::string source; // "version.json", "cuda_runtime_api.h", "libcudart SONAME", "dpkg", "pip"
   // `home` with its symlinks resolved inside the root, e.g. /usr/local/cuda-13.0; link
   // targets computed for the toolkit must start here (traps.md). Empty when unresolvable.
   std::filesystem::path resolved;

@@ -100,9 +100,9 @@ struct AdoptedRecord {
   int64_t mtime = 0; // seconds
   uint32_t uid = 0;
   uint32_t gid = 0;
-  std::string sha256; // files
-  std::string target; // symlinks: the original link text
-  std::string backup; // system path of the adopt backup holding it
+  std::string sha256;    // files
+  std::string target;    // symlinks: the original link text
+  std::string backup;    // system path of the adopt backup holding it
   util::FileStamp stamp; // files: stat when hashed (util/stamp.hpp); taken_ns 0 when unknown
 };
 

@@ -80,8 +80,8 @@ std::vector<std::string> loader_config_warnings(const store::Layout& layout) {
   std::vector<std::string> out;
   auto conf = util::read_file(layout.host("/etc/ld.so.conf"), 1 << 20);
   if (!conf) {
-    out.push_back(layout.host("/etc/ld.so.conf").string() +
-                  " is missing: ldconfig will ignore " + layout.ld_conf_dropin().string() +
+    out.push_back(layout.host("/etc/ld.so.conf").string() + " is missing: ldconfig will ignore " +
+                  layout.ld_conf_dropin().string() +
                   " (add the line `include /etc/ld.so.conf.d/*.conf`)");
     return out;
   }

@@ -26,7 +26,7 @@ struct Package {
 
 struct Product {
   std::string name;
-  std::string version;                   // 4 components, e.g. "9.2.0.82"
+  std::string version;                    // 4 components, e.g. "9.2.0.82"
   std::vector<std::string> cuda_variants; // schema B "cuda_variant", e.g. {"11", "12"}
   // platform -> CUDA major -> package. Schema A flat packages are filed under the CUDA
   // major of release_product ("cudnn-v8-9-cuda-12" -> 12) or of the file name ("_cuda12-").
@@ -77,8 +77,7 @@ struct Selection {
 // that lists what the manifest does offer. A "windows-*" platform or an archive that is not
 // ".tar.xz": ErrorCode::usage (cudnnctl installs Linux .tar.xz archives only). Whether the
 // platform is one cudnnctl supports (host::is_supported_platform) is the caller's check.
-[[nodiscard]] Result<Selection> select_package(const Manifest& manifest,
-                                               std::string_view platform,
+[[nodiscard]] Result<Selection> select_package(const Manifest& manifest, std::string_view platform,
                                                std::optional<int> cuda_major,
                                                std::vector<std::string>& warnings);
 

@@ -161,17 +161,16 @@ Status rollback(Context& ctx, std::optional<int> to) {
         for (const auto& g : view.generations) {
           have.push_back(std::to_string(g.number));
         }
-        return fail(ErrorCode::usage, "generation " + std::to_string(*to) +
-                                          " does not exist (generations: " +
-                                          util::join(have, ", ") + ")");
+        return fail(ErrorCode::usage,
+                    "generation " + std::to_string(*to) +
+                        " does not exist (generations: " + util::join(have, ", ") + ")");
       }
       return *to;
     }
     auto target = store::rollback_target(view.generations, *view.current);
     if (!target) {
       return fail(ErrorCode::usage, "nothing to roll back to: generation " +
-                                        std::to_string(*view.current) +
-                                        " is the oldest there is");
+                                        std::to_string(*view.current) + " is the oldest there is");
     }
     return *target;
   };
@@ -223,8 +222,8 @@ Status rollback(Context& ctx, std::optional<int> to) {
   ctx.report().active = gen_info(ctx, after, after.current);
   ctx.report().previous = gen_info(ctx, after, jr.from_generation);
   ctx.report().changed = true;
-  ctx.action("switched from generation " + std::to_string(*jr.from_generation) +
-             " to generation " + std::to_string(target));
+  ctx.action("switched from generation " + std::to_string(*jr.from_generation) + " to generation " +
+             std::to_string(target));
   if (const auto& a = ctx.report().active) {
     ctx.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " +
              a->platform + "), generation " + std::to_string(target));

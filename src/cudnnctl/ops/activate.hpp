@@ -26,8 +26,7 @@ namespace cudnnctl::ops {
 
 // Takes the lock and activates store entry `name` as a new generation (dry-run aware).
 [[nodiscard]] Status activate_entry(Context& ctx, const std::string& name,
-                                    const std::string& command,
-                                    const InstallOptions& checks = {});
+                                    const std::string& command, const InstallOptions& checks = {});
 
 // Same, with the lock already held.
 [[nodiscard]] Status activate_entry_locked(Context& ctx, const std::string& name,

@@ -234,8 +234,9 @@ Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
   TRY(store::write_journal(layout, jr));
   auto compression = archive::default_compression();
   std::string hash8 = plan.entry.substr(plan.entry.size() - 8);
-  fs::path backup = layout.backups_dir() / ("adopt-" + plan.version + "-" + util::compact_utc_timestamp() +
-                                            "-" + hash8 + archive::backup_extension(compression));
+  fs::path backup =
+      layout.backups_dir() / ("adopt-" + plan.version + "-" + util::compact_utc_timestamp() + "-" +
+                              hash8 + archive::backup_extension(compression));
   auto run = [&]() -> Status {
     TRY(util::make_dirs(layout.backups_dir(), 0755));
     TRY(util::make_dirs(layout.store_dir()));

@@ -81,10 +81,11 @@ Status backup(Context& ctx, const BackupOptions& o) {
     if (!e) {
       return fail(ErrorCode::usage, "nothing to back up: no cuDNN generation is active");
     }
-    fs::path out = o.output ? fs::absolute(*o.output)
-                            : layout.backups_dir() /
-                                  (e->name + "-gen" + std::to_string(*view.current) + "-" +
-                                   util::compact_utc_timestamp() + archive::backup_extension(compression));
+    fs::path out = o.output
+                       ? fs::absolute(*o.output)
+                       : layout.backups_dir() / (e->name + "-gen" + std::to_string(*view.current) +
+                                                 "-" + util::compact_utc_timestamp() +
+                                                 archive::backup_extension(compression));
     return std::make_pair(out, e);
   };
   if (ctx.dry_run()) {

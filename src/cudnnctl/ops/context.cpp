@@ -13,7 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-template <typename T> const T* as(const util::TomlEntry& e) { return std::get_if<T>(&e.value); }
+template <typename T> const T* as(const util::TomlEntry& e) {
+  return std::get_if<T>(&e.value);
+}
 
 std::string where(std::string_view source, const util::TomlEntry& e) {
   return std::string(source) + ":" + std::to_string(e.line) + ": ";
@@ -65,8 +67,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       int64_t max = key == "cuda" ? 99 : 1000000;
       int64_t min = key == "cuda" || key == "keep_generations" ? 1 : 0;
       if (!n || *n < min || *n > max) {
-        return type_error(("an integer from " + std::to_string(min) + " to " +
-                           std::to_string(max)).c_str());
+        return type_error(
+            ("an integer from " + std::to_string(min) + " to " + std::to_string(max)).c_str());
       }
       if (key == "lock_timeout") {
         c.lock_timeout = static_cast<double>(*n);
@@ -95,8 +97,8 @@ Result<Config> load_config(const std::string& root) {
   }
   auto text = util::read_file(path, 1 << 20);
   if (!text) {
-    return fail(ErrorCode::usage, "cannot read config " + path.string() + ": " +
-                                      text.error().message);
+    return fail(ErrorCode::usage,
+                "cannot read config " + path.string() + ": " + text.error().message);
   }
   return parse_config(*text, path.string());
 }
@@ -105,8 +107,11 @@ json to_json(const std::optional<GenInfo>& g) {
   if (!g) {
     return nullptr;
   }
-  return json{{"version", g->version},    {"cuda", g->cuda}, {"platform", g->platform},
-              {"generation", g->generation}, {"path", g->path}};
+  return json{{"version", g->version},
+              {"cuda", g->cuda},
+              {"platform", g->platform},
+              {"generation", g->generation},
+              {"path", g->path}};
 }
 
 Context::Context(GlobalOptions options, Config config)
@@ -123,8 +128,12 @@ std::vector<std::string> Context::mirrors() const {
   return {k_nvidia_redist};
 }
 
-double Context::lock_timeout() const { return m_opts.lock_timeout.value_or(m_config.lock_timeout); }
-bool Context::require_pin() const { return m_opts.require_pin || m_config.require_pin; }
+double Context::lock_timeout() const {
+  return m_opts.lock_timeout.value_or(m_config.lock_timeout);
+}
+bool Context::require_pin() const {
+  return m_opts.require_pin || m_config.require_pin;
+}
 std::optional<std::string> Context::cacert() const {
   return m_opts.cacert ? m_opts.cacert : m_config.cacert;
 }
@@ -141,7 +150,9 @@ void Context::warn(const std::string& message) {
   }
 }
 
-void Context::action(const std::string& what) { m_report.actions.push_back(what); }
+void Context::action(const std::string& what) {
+  m_report.actions.push_back(what);
+}
 
 void Context::info(const std::string& message, int level) const {
   if (human() && !m_opts.quiet && m_opts.verbose >= level) {

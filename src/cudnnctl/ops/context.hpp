@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 // --- Interface ---
 
-inline constexpr const char* k_nvidia_redist = "https://developer.download.nvidia.com/compute/cudnn/redist/";
+inline constexpr const char* k_nvidia_redist =
+    "https://developer.download.nvidia.com/compute/cudnn/redist/";
 
 // Global options as given on the command line (unset = take the config's or the default).
 struct GlobalOptions {

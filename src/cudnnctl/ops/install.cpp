@@ -74,9 +74,8 @@ std::string lower_hex(std::string s) {
 }
 
 json archive_json(const manifest::Selection& s, const std::string& url) {
-  return {{"version", s.version},     {"cuda", s.cuda_major},
-          {"platform", s.platform},   {"url", url},
-          {"sha256", s.package.sha256}, {"size", s.package.size}};
+  return {{"version", s.version}, {"cuda", s.cuda_major},       {"platform", s.platform},
+          {"url", url},           {"sha256", s.package.sha256}, {"size", s.package.size}};
 }
 
 Status check_free_space(const fs::path& dir, uint64_t needed) {
@@ -86,10 +85,10 @@ Status check_free_space(const fs::path& dir, uint64_t needed) {
   }
   uint64_t avail = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
   if (avail < needed) {
-    return fail(ErrorCode::environment,
-                "not enough free space in " + dir.string() + ": " + util::human_bytes(avail) +
-                    " available, about " + util::human_bytes(needed) +
-                    " needed to extract the archive");
+    return fail(ErrorCode::environment, "not enough free space in " + dir.string() + ": " +
+                                            util::human_bytes(avail) + " available, about " +
+                                            util::human_bytes(needed) +
+                                            " needed to extract the archive");
   }
   return {};
 }
@@ -110,7 +109,10 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   const bool cached = !o.archive && util::exists_nofollow(ctx.layout().cache_dir() /
                                                           (lower_hex(pkg.sha256) + ".tar.xz"));
   util::Progress progress(util::progress_style(ctx.opts().json, ctx.opts().quiet, STDERR_FILENO),
-                          {o.archive ? "read" : cached ? "cache" : "download", "extract"});
+                          {o.archive ? "read"
+                           : cached  ? "cache"
+                                     : "download",
+                           "extract"});
   StreamExtractOptions so;
   so.extract.expected_top = archive::archive_top_name(pkg.relative_path);
   // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
@@ -143,8 +145,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   // and what the extractor made of them are untrusted; a refused entry is final only then.
   std::string url;
   if (o.archive) {
-    ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) +
-             ")");
+    ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) + ")");
     TRY(stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
     ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
     url = "file://" + fs::absolute(*o.archive).string();
@@ -259,10 +260,9 @@ Status install(Context& ctx, const InstallOptions& o) {
         ctx.report().data["entry"] = e->name;
         ctx.report().data["version"] = e->version;
         if (e->archive) {
-          ctx.report().data["archive"] = {{"version", e->version}, {"cuda", e->cuda_major},
-                                          {"platform", e->platform}, {"url", e->archive->url},
-                                          {"sha256", e->archive->sha256},
-                                          {"size", e->archive->size}};
+          ctx.report().data["archive"] = {
+              {"version", e->version},  {"cuda", e->cuda_major},        {"platform", e->platform},
+              {"url", e->archive->url}, {"sha256", e->archive->sha256}, {"size", e->archive->size}};
         }
         ctx.line("cuDNN " + describe(*e) + " is already active (generation " +
                  std::to_string(*view.current) + "); nothing to do");
@@ -293,8 +293,7 @@ Status install(Context& ctx, const InstallOptions& o) {
   }
 
   if (!target.cuda) {
-    ctx.warn("no CUDA toolkit found under " +
-             ctx.layout().host(ctx.config().cuda_home).string() +
+    ctx.warn("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
              "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
   } else {
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
@@ -331,7 +330,8 @@ Status install(Context& ctx, const InstallOptions& o) {
   }
 
   TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
-  TRY(adopt_before_install(ctx)); // unmanaged cuDNN in the CUDA home: adopted first, never overwritten
+  TRY(adopt_before_install(
+      ctx)); // unmanaged cuDNN in the CUDA home: adopted first, never overwritten
   TRY_ASSIGN(StoreView view, read_store(ctx));
   // Check again under the lock: another cudnnctl may have done the work meanwhile.
   if (const auto* active = view.active_entry(); active && active->name == name) {

@@ -15,7 +15,7 @@ namespace cudnnctl::ops {
 
 struct InstallOptions {
   std::string version;
-  std::optional<std::string> archive; // --archive FILE (host path)
+  std::optional<std::string> archive;  // --archive FILE (host path)
   std::vector<std::string> components; // empty = default (runtime, headers)
   bool no_smoke = false;
   bool require_gpu = false;

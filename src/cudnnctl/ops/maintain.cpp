@@ -60,8 +60,7 @@ Status remove(Context& ctx, const std::string& version_arg) {
       if (!users.empty() && !ctx.opts().force) {
         return fail(ErrorCode::environment, "cuDNN " + describe(*m) +
                                                 " is in use by running processes: " +
-                                                users_text(users) +
-                                                "; stop them or pass --force");
+                                                users_text(users) + "; stop them or pass --force");
       }
       entries.push_back(m->name);
       for (const auto& g : view.generations) {
@@ -108,7 +107,8 @@ Status remove(Context& ctx, const std::string& version_arg) {
 Status gc(Context& ctx, std::optional<int> keep_arg, bool cache) {
   int keep = keep_arg.value_or(ctx.config().keep_generations);
   if (keep < 1) {
-    return fail(ErrorCode::usage, "--keep must be at least 1 (the active generation is always kept)");
+    return fail(ErrorCode::usage,
+                "--keep must be at least 1 (the active generation is always kept)");
   }
   auto plan = [&](const StoreView& view, std::vector<int>& gens, std::vector<std::string>& entries,
                   json& spared) {
@@ -199,8 +199,8 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache) {
   ctx.line(verb + std::to_string(gens.size()) + " generation(s), " +
            std::to_string(entries.size()) + " store entr" + (entries.size() == 1 ? "y" : "ies") +
            (cache ? ", " + std::to_string(cache_files.size()) + " cached file(s)" : "") +
-           "; kept the active generation and what rollback walks back to (" +
-           std::to_string(keep) + " in all)");
+           "; kept the active generation and what rollback walks back to (" + std::to_string(keep) +
+           " in all)");
   return {};
 }
 
@@ -216,9 +216,8 @@ Status recover(Context& ctx) {
   }
   TRY(check_ownership(ctx));
   auto ms = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
-  TRY_ASSIGN(util::LockFile lock,
-             util::LockFile::acquire(ctx.layout().lock_file(), ms,
-                                     "cudnnctl " + ctx.opts().argv_line));
+  TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(ctx.layout().lock_file(), ms,
+                                                          "cudnnctl " + ctx.opts().argv_line));
   TRY_ASSIGN(auto done, recover_interrupted(ctx));
   for (const auto& d : done) {
     ctx.action(d);

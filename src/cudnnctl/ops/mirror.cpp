@@ -24,7 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-
 // One archive to place in DIR.
 struct MirrorArchive {
   manifest::Selection selection;

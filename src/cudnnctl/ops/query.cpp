@@ -24,8 +24,8 @@ Status status(Context& ctx) {
   TRY_ASSIGN(StoreView view, read_store(ctx));
   auto& r = ctx.report();
   r.active = gen_info(ctx, view, view.current);
-  r.previous =
-      view.current ? gen_info(ctx, view, store::rollback_target(view.generations, *view.current))
+  r.previous = view.current
+                   ? gen_info(ctx, view, store::rollback_target(view.generations, *view.current))
                    : std::nullopt;
   auto journal = store::read_journal(ctx.layout());
   bool pending = !journal || *journal;
@@ -86,8 +86,8 @@ Status list(Context& ctx) {
     for (int g : gens) {
       gs.push_back(std::to_string(g));
     }
-    ctx.line(std::string(is_active ? "* " : "  ") + describe(e) + "  generations: " +
-             (gs.empty() ? "-" : util::join(gs, ",")) + "  " + e.name);
+    ctx.line(std::string(is_active ? "* " : "  ") + describe(e) +
+             "  generations: " + (gs.empty() ? "-" : util::join(gs, ",")) + "  " + e.name);
   }
   if (view.entries.empty()) {
     ctx.line("nothing installed");
@@ -185,8 +185,8 @@ Status verify(Context& ctx, bool smoke) {
   }
   // Files nobody installed.
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::string rel = it->path().lexically_relative(dir).string();
     if (rel == store::k_entry_meta) {
       continue;
@@ -222,8 +222,8 @@ Status verify(Context& ctx, bool smoke) {
     ctx.line("problem: " + p);
   }
   if (!problems.empty()) {
-    return fail(ErrorCode::problems, std::to_string(problems.size()) + " problem(s) in " +
-                                         e->name + "; reinstall it or roll back");
+    return fail(ErrorCode::problems, std::to_string(problems.size()) + " problem(s) in " + e->name +
+                                         "; reinstall it or roll back");
   }
   ctx.line("ok: " + std::to_string(e->files.size()) + " recorded files and links of " + e->name +
            " match");

@@ -13,7 +13,9 @@ namespace cudnnctl::ops {
 
 namespace {
 
-bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }
+bool is_url(const std::string& s) {
+  return s.find("://") != std::string::npos;
+}
 
 } // namespace
 
@@ -27,15 +29,14 @@ Status check_manifest_matches(const manifest::Manifest& m, const manifest::Versi
   auto label = manifest::Version::parse(m.release_label);
   bool ok = (version && wanted.is_prefix_of(*version)) || (label && *label == wanted);
   if (!ok) {
-    return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " +
-                                      it->second.version + " (label " + m.release_label +
-                                      "), not " + wanted.str());
+    return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " + it->second.version +
+                                      " (label " + m.release_label + "), not " + wanted.str());
   }
   return {};
 }
 
-Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins,
-                          const std::string& body, const std::string& url) {
+Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins, const std::string& body,
+                          const std::string& url) {
   TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
   const std::string& label = parsed.release_label;
   std::string digest = util::sha256_hex(body);
@@ -91,9 +92,9 @@ Result<fetch::Fetched> fetch_manifest(Context& ctx, const std::vector<std::strin
   if (!got && not_found(got.error())) {
     Error e = got.error();
     auto labels = pins.labels();
-    e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
-                (labels.empty() ? ""
-                                : " (releases cudnnctl knows: " + util::join(labels, ", ") + ")");
+    e.message =
+        "unknown cuDNN version " + version_arg + ": " + e.message +
+        (labels.empty() ? "" : " (releases cudnnctl knows: " + util::join(labels, ", ") + ")");
     return fail(e);
   }
   return got;
@@ -182,8 +183,7 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
       manifest_bases = {url.substr(0, slash + 1)};
       names = {url.substr(slash + 1)};
     }
-    TRY_ASSIGN(fetch::Fetched got,
-               fetch_manifest(ctx, manifest_bases, names, version_arg, pins));
+    TRY_ASSIGN(fetch::Fetched got, fetch_manifest(ctx, manifest_bases, names, version_arg, pins));
     bytes = std::move(got.bytes);
     r.manifest_source = got.url;
     // Archives are looked for beside the manifest first, then on the other mirrors.
@@ -196,10 +196,12 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
   }
 
   TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(bytes, r.manifest_source));
-  if (check_pin && pins.check(m.release_label, util::sha256_hex(bytes)) ==
-                       manifest::PinVerdict::unpinned) {
-    ctx.warn("manifest " + r.manifest_source + " is not pinned: its archive checksums are only "
-             "as trustworthy as that mirror (pin it in /etc/cudnnctl/pins.d/ or use --require-pin)");
+  if (check_pin &&
+      pins.check(m.release_label, util::sha256_hex(bytes)) == manifest::PinVerdict::unpinned) {
+    ctx.warn(
+        "manifest " + r.manifest_source +
+        " is not pinned: its archive checksums are only "
+        "as trustworthy as that mirror (pin it in /etc/cudnnctl/pins.d/ or use --require-pin)");
   }
   for (const auto& w : m.warnings) {
     ctx.info("manifest: " + w, 1);

@@ -29,7 +29,7 @@ struct Target {
 
 struct Resolved {
   manifest::Selection selection;
-  std::string manifest_source;          // URL or file the manifest came from
+  std::string manifest_source;           // URL or file the manifest came from
   std::vector<std::string> archive_urls; // mirrors in order
 };
 

@@ -59,8 +59,9 @@ std::optional<GenInfo> gen_info(const Context& ctx, const StoreView& view, std::
   if (!e) {
     return std::nullopt;
   }
-  return GenInfo{e->version, e->cuda_major, e->platform, g->number,
-                 ctx.layout().entry_dir(e->name).string(), e->name, e->origin};
+  return GenInfo{
+      e->version, e->cuda_major, e->platform, g->number, ctx.layout().entry_dir(e->name).string(),
+      e->name,    e->origin};
 }
 
 Status fill_active(Context& ctx) {

@@ -31,7 +31,9 @@ StreamExtractor::StreamExtractor(fs::path staging, StreamExtractOptions options)
   m_sink.restart = [this] { return restart(); };
 }
 
-StreamExtractor::~StreamExtractor() { stop_pass("the install was abandoned"); }
+StreamExtractor::~StreamExtractor() {
+  stop_pass("the install was abandoned");
+}
 
 size_t StreamExtractor::pipe_high_water() const {
   return m_pass ? std::max(m_high_water, m_pass->pipe.high_water()) : m_high_water;
@@ -66,8 +68,8 @@ Status StreamExtractor::start_pass() {
   try {
     pass->thread = std::thread(body);
   } catch (const std::system_error& e) {
-    return fail(ErrorCode::environment, std::string("cannot start the extraction thread: ") +
-                                            e.what());
+    return fail(ErrorCode::environment,
+                std::string("cannot start the extraction thread: ") + e.what());
   }
   m_pass = std::move(pass);
   ++m_passes;
@@ -169,8 +171,7 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
       progress(done, expected_size);
     }
   }
-  TRY(verify::compare_digest(path.string(), expected_size, expected_sha256, done,
-                             sha.hex_final()));
+  TRY(verify::compare_digest(path.string(), expected_size, expected_sha256, done, sha.hex_final()));
   if (deferred) {
     return fail(std::move(*deferred));
   }

@@ -44,13 +44,12 @@ Status check_dir_chain(const fs::path& dir, const char* what) {
     bool group_write = (st.st_mode & S_IWGRP) && st.st_gid != 0 && !sticky_root;
     bool foreign_owner = st.st_uid != 0 && st.st_uid != me;
     if (others_write || group_write || foreign_owner) {
-      return fail(ErrorCode::environment,
-                  std::string("refusing to manage ") + what + " " + dir.string() + ": " +
-                      p.string() +
-                      (foreign_owner ? " is owned by another user"
-                                     : " is writable by other users") +
-                      " (a root tool must not act on paths others can replace; fix its "
-                      "owner/mode or choose another --prefix/--root)");
+      return fail(
+          ErrorCode::environment,
+          std::string("refusing to manage ") + what + " " + dir.string() + ": " + p.string() +
+              (foreign_owner ? " is owned by another user" : " is writable by other users") +
+              " (a root tool must not act on paths others can replace; fix its "
+              "owner/mode or choose another --prefix/--root)");
     }
   }
   return {};
@@ -111,8 +110,8 @@ Status check_ownership(const Context& ctx) {
 Result<util::LockFile> begin_mutation(Context& ctx) {
   TRY(check_ownership(ctx));
   auto ms = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
-  std::string holder = "pid " + std::to_string(::getpid()) + ": cudnnctl " +
-                       ctx.opts().argv_line + ", since " + util::utc_timestamp();
+  std::string holder = "pid " + std::to_string(::getpid()) + ": cudnnctl " + ctx.opts().argv_line +
+                       ", since " + util::utc_timestamp();
   TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(ctx.layout().lock_file(), ms, holder));
   TRY_ASSIGN(auto done, recover_interrupted(ctx));
   for (const auto& d : done) {
@@ -343,10 +342,9 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     // (reverting to it would point `current` at nothing).
     TRY_ASSIGN(StoreView view, read_store(ctx));
     if (!view.generation(*(*journal)->from_generation)) {
-      corrupt = "journal " + layout.journal_file().string() +
-                " does not match the store: generation " +
-                std::to_string(*(*journal)->from_generation) +
-                " (active when it started) does not exist";
+      corrupt =
+          "journal " + layout.journal_file().string() + " does not match the store: generation " +
+          std::to_string(*(*journal)->from_generation) + " (active when it started) does not exist";
     }
   }
   if (corrupt) {
@@ -364,9 +362,8 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
       }
     }
     TRY(integrate_active(ctx, entry));
-    TRY(store::append_history(layout, {{"command", "recover"},
-                                       {"result", "journal-discarded"},
-                                       {"message", *corrupt}}));
+    TRY(store::append_history(
+        layout, {{"command", "recover"}, {"result", "journal-discarded"}, {"message", *corrupt}}));
     TRY(store::clear_journal(layout));
     done.push_back("discarded an unreadable journal and re-integrated the active generation");
   } else if (*journal) {
@@ -428,20 +425,27 @@ Result<std::vector<std::string>> recover_interrupted(Context& ctx) {
     }
   }
   // Leftovers of processes that died (we hold the lock, so no live process owns them).
-  sweep_dir(layout.store_dir(), [](const std::string& n) {
-    return n.starts_with(".staging-") || n.starts_with(".trash-") || util::is_tmp_name(n);
-  }, done);
-  sweep_dir(layout.generations_dir(), [&](const std::string& n) {
-    return util::is_tmp_name(n) || is_gen_meta_orphan(layout, n);
-  }, done);
+  sweep_dir(
+      layout.store_dir(),
+      [](const std::string& n) {
+        return n.starts_with(".staging-") || n.starts_with(".trash-") || util::is_tmp_name(n);
+      },
+      done);
+  sweep_dir(
+      layout.generations_dir(),
+      [&](const std::string& n) { return util::is_tmp_name(n) || is_gen_meta_orphan(layout, n); },
+      done);
   for (const auto& dir : {layout.prefix_dir(), layout.state_dir(), layout.cache_dir(),
                           layout.ld_conf_dropin().parent_path()}) {
-    sweep_dir(dir, [&](const std::string& n) {
-      if (dir == layout.ld_conf_dropin().parent_path()) {
-        return n.starts_with(".00-cudnnctl.conf.tmp.");
-      }
-      return util::is_tmp_name(n);
-    }, done);
+    sweep_dir(
+        dir,
+        [&](const std::string& n) {
+          if (dir == layout.ld_conf_dropin().parent_path()) {
+            return n.starts_with(".00-cudnnctl.conf.tmp.");
+          }
+          return util::is_tmp_name(n);
+        },
+        done);
   }
   return done;
 }
@@ -489,8 +493,7 @@ Error revert_switch(Context& ctx, store::Journal& jr, const Error& why) {
   std::string back = jr.from_generation ? "generation " + std::to_string(*jr.from_generation)
                                         : "no active cuDNN (as before)";
   ctx.action("rolled back to " + back);
-  return Error(ErrorCode::rolled_back,
-               why.full_message() + "; rolled back to " + back);
+  return Error(ErrorCode::rolled_back, why.full_message() + "; rolled back to " + back);
 }
 
 } // namespace cudnnctl::ops

@@ -4,8 +4,8 @@
 #include "util/strings.hpp"
 
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 namespace cudnnctl::smoke {

@@ -12,7 +12,9 @@ namespace cudnnctl::store {
 
 using nlohmann::json;
 
-std::vector<std::string> default_components() { return {"headers", "runtime"}; }
+std::vector<std::string> default_components() {
+  return {"headers", "runtime"};
+}
 
 std::string entry_name(const std::string& version, int cuda_major, const std::string& platform,
                        const std::vector<std::string>& components) {
@@ -37,13 +39,19 @@ void to_json(json& j, const EntryInfo& e) {
     }
     files.push_back(std::move(jf));
   }
-  j = json{{"format", 1},         {"name", e.name},         {"version", e.version},
-           {"label", e.label},    {"cuda", e.cuda_major},   {"platform", e.platform},
-           {"components", e.components}, {"origin", e.origin}, {"created", e.created},
+  j = json{{"format", 1},
+           {"name", e.name},
+           {"version", e.version},
+           {"label", e.label},
+           {"cuda", e.cuda_major},
+           {"platform", e.platform},
+           {"components", e.components},
+           {"origin", e.origin},
+           {"created", e.created},
            {"files", std::move(files)}};
   if (e.archive) {
-    j["archive"] = {{"url", e.archive->url}, {"sha256", e.archive->sha256},
-                    {"size", e.archive->size}};
+    j["archive"] = {
+        {"url", e.archive->url}, {"sha256", e.archive->sha256}, {"size", e.archive->size}};
   }
 }
 

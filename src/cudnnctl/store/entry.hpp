@@ -20,8 +20,8 @@ namespace cudnnctl::store {
 inline constexpr const char* k_entry_meta = ".cudnnctl-entry.json";
 
 struct FileRecord {
-  std::string path;   // relative to the entry, e.g. "lib/libcudnn.so.9"
-  std::string kind;   // "file", "symlink", "dir"
+  std::string path; // relative to the entry, e.g. "lib/libcudnn.so.9"
+  std::string kind; // "file", "symlink", "dir"
   uint64_t size = 0;
   uint32_t mode = 0;
   std::string sha256; // files
@@ -35,16 +35,16 @@ struct ArchiveInfo {
 };
 
 struct EntryInfo {
-  std::string name;                    // directory name under store/
-  std::string version;                 // 4 components, e.g. "9.1.0.70"
-  std::string label;                   // release label it was installed as, e.g. "9.1.0"
+  std::string name;    // directory name under store/
+  std::string version; // 4 components, e.g. "9.1.0.70"
+  std::string label;   // release label it was installed as, e.g. "9.1.0"
   int cuda_major = 0;
   std::string platform;
   std::vector<std::string> components; // sorted: "headers", "runtime", "static"
   std::string origin;                  // "installed", "adopted", "restored"
   std::string created;                 // UTC timestamp
   std::optional<ArchiveInfo> archive;
-  std::vector<FileRecord> files;       // everything in the entry but the metadata file
+  std::vector<FileRecord> files; // everything in the entry but the metadata file
 };
 
 // The default component set (runtime + headers).

@@ -86,7 +86,8 @@ Result<std::optional<int>> current_generation(const Layout& layout) {
 
 std::optional<int> rollback_target(const std::vector<Generation>& gens, int from) {
   auto exists = [&](int n) {
-    return std::any_of(gens.begin(), gens.end(), [&](const Generation& g) { return g.number == n; });
+    return std::any_of(gens.begin(), gens.end(),
+                       [&](const Generation& g) { return g.number == n; });
   };
   for (const auto& g : gens) {
     if (g.number == from && g.parent && *g.parent != from && exists(*g.parent)) {

@@ -19,6 +19,6 @@ namespace cudnnctl::store {
 // All records in order. A torn last line (crash mid-append) is skipped; other malformed
 // lines are skipped with a warning.
 [[nodiscard]] Result<std::vector<nlohmann::json>> read_history(const Layout& layout,
-                                                              std::vector<std::string>& warnings);
+                                                               std::vector<std::string>& warnings);
 
 } // namespace cudnnctl::store

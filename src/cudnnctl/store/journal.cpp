@@ -24,7 +24,9 @@ constexpr std::pair<Phase, const char*> k_phases[] = {
     {Phase::deactivating, "deactivating"},
 };
 
-json opt_int(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json opt_int(const std::optional<int>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 std::optional<int> get_opt_int(const json& j, const char* key) {
   if (j.contains(key) && j[key].is_number_integer()) {
     return j[key].get<int>();

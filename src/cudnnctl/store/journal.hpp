@@ -38,20 +38,20 @@ std::optional<Phase> parse_phase(std::string_view s);
 struct Journal {
   int format = k_journal_format;
   std::string txid;
-  std::string command;       // "install", "use", "rollback", "remove", "gc", ...
-  std::string argv;          // the user's command line, for history
+  std::string command; // "install", "use", "rollback", "remove", "gc", ...
+  std::string argv;    // the user's command line, for history
   int pid = 0;
   std::string boot_id;
   std::string started;
   Phase phase = Phase::prepare;
-  std::string staging;       // staging directory name under store/ (prepare phase)
-  std::string entry;         // store entry being installed/switched to
+  std::string staging;        // staging directory name under store/ (prepare phase)
+  std::string entry;          // store entry being installed/switched to
   bool entry_created = false; // this transaction published `entry`
   std::optional<int> from_generation;
   std::optional<int> to_generation;
-  bool generation_created = false; // this transaction created `to_generation`
-  std::vector<int> delete_generations;      // deleting phase
-  std::vector<std::string> delete_entries;  // deleting phase
+  bool generation_created = false;         // this transaction created `to_generation`
+  std::vector<int> delete_generations;     // deleting phase
+  std::vector<std::string> delete_entries; // deleting phase
 };
 
 // Writes the journal durably (replaces any previous content).

@@ -87,8 +87,8 @@ Result<std::string> read_file(const fs::path& path, size_t max_size) {
     }
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max_size) {
-      return fail(ErrorCode::usage, path.string() + " is larger than " +
-                                        std::to_string(max_size) + " bytes");
+      return fail(ErrorCode::usage,
+                  path.string() + " is larger than " + std::to_string(max_size) + " bytes");
     }
   }
   return out;
@@ -198,8 +198,7 @@ Status AtomicFile::commit(Fsync sync) {
   return {};
 }
 
-Status write_file_atomic(const fs::path& path, std::string_view content, mode_t mode,
-                         Fsync sync) {
+Status write_file_atomic(const fs::path& path, std::string_view content, mode_t mode, Fsync sync) {
   TRY(make_dirs(path.parent_path()));
   TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, mode));
   TRY(file.write(content));

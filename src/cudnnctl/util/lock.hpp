@@ -21,9 +21,8 @@ public:
   // Waits up to `timeout` (0 = fail at once). Busy past the timeout: ErrorCode::busy with
   // the holder's description ("pid 1234: cudnnctl install 9.2.0, since ...").
   // `holder` describes this process and is written into the file once locked.
-  [[nodiscard]] static Result<LockFile> acquire(const fs::path& path,
-                                                std::chrono::milliseconds timeout,
-                                                const std::string& holder);
+  [[nodiscard]] static Result<LockFile>
+  acquire(const fs::path& path, std::chrono::milliseconds timeout, const std::string& holder);
   LockFile(LockFile&&) noexcept = default;
   LockFile& operator=(LockFile&&) noexcept = default;
 

@@ -23,8 +23,8 @@ struct ProcessOptions {
 };
 
 struct ProcessResult {
-  int exit_code = -1;   // valid when exited normally
-  int term_signal = 0;  // nonzero when killed by a signal
+  int exit_code = -1;  // valid when exited normally
+  int term_signal = 0; // nonzero when killed by a signal
   bool timed_out = false;
   std::string out;
   std::string err;

@@ -95,7 +95,8 @@ inline std::unexpected<Error> fail_errno(std::string_view what, int err,
   } while (false)
 
 // TRY_ASSIGN(decl, expr): `decl = *expr` or return the error. decl may be `auto x`.
-#define TRY_ASSIGN(decl, ...) TRY_ASSIGN_IMPL(CUDNNCTL_CONCAT(try_tmp_, __LINE__), decl, __VA_ARGS__)
+#define TRY_ASSIGN(decl, ...)                                                                      \
+  TRY_ASSIGN_IMPL(CUDNNCTL_CONCAT(try_tmp_, __LINE__), decl, __VA_ARGS__)
 #define TRY_ASSIGN_IMPL(tmp, decl, ...)                                                            \
   auto&& tmp = (__VA_ARGS__);                                                                      \
   if (!tmp) {                                                                                      \

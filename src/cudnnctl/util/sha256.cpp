@@ -12,7 +12,9 @@
 
 namespace cudnnctl::util {
 
-void Sha256::Deleter::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
+void Sha256::Deleter::operator()(evp_md_ctx_st* ctx) const {
+  EVP_MD_CTX_free(ctx);
+}
 
 Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
   if (!m_ctx || EVP_DigestInit_ex(m_ctx.get(), EVP_sha256(), nullptr) != 1) {

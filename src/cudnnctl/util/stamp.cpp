@@ -8,7 +8,9 @@ namespace cudnnctl::util {
 
 namespace {
 
-int64_t ns(const timespec& t) { return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
+int64_t ns(const timespec& t) {
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
 
 FileStamp from_stat(const struct stat& st) {
   FileStamp s;

@@ -135,9 +135,8 @@ Result<std::map<std::string, TomlEntry>> parse_toml(std::string_view text,
       return fail(ErrorCode::usage, where + "tables are not supported; write top-level keys");
     }
     size_t start = p.pos;
-    while (p.pos < p.s.size() &&
-           (std::isalnum(static_cast<unsigned char>(p.s[p.pos])) || p.s[p.pos] == '_' ||
-            p.s[p.pos] == '-')) {
+    while (p.pos < p.s.size() && (std::isalnum(static_cast<unsigned char>(p.s[p.pos])) ||
+                                  p.s[p.pos] == '_' || p.s[p.pos] == '-')) {
       ++p.pos;
     }
     std::string key(p.s.substr(start, p.pos - start));

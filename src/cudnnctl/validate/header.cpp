@@ -57,8 +57,7 @@ Result<HeaderVersion> parse_version_header(std::string_view text) {
 Result<HeaderVersion> read_version_header(const std::filesystem::path& path) {
   auto text = util::read_file(path, 1 << 20);
   if (!text) {
-    return fail(ErrorCode::integrity, "cannot read " + path.string() + ": " +
-                                          text.error().message);
+    return fail(ErrorCode::integrity, "cannot read " + path.string() + ": " + text.error().message);
   }
   auto v = parse_version_header(*text);
   if (!v) {

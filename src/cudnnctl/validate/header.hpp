@@ -20,9 +20,11 @@ struct HeaderVersion {
   [[nodiscard]] std::string str() const {
     return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
   }
-  // The number cudnnGetVersion() returns for this version (8.x: M*1000+m*100+p; 9.x: M*10000+m*100+p).
+  // The number cudnnGetVersion() returns for this version (8.x: M*1000+m*100+p; 9.x:
+  // M*10000+m*100+p).
   [[nodiscard]] long runtime_number() const {
-    return major >= 9 ? major * 10000L + minor * 100L + patch : major * 1000L + minor * 100L + patch;
+    return major >= 9 ? major * 10000L + minor * 100L + patch
+                      : major * 1000L + minor * 100L + patch;
   }
 };
 

@@ -26,9 +26,8 @@ Status compare_digest(std::string_view what, uint64_t expected_size,
                                           " bytes, got " + std::to_string(got_size));
   }
   if (lower(got_sha256) != lower(expected_sha256)) {
-    return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) +
-                                          ": expected " + lower(expected_sha256) + ", got " +
-                                          lower(got_sha256));
+    return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) + ": expected " +
+                                          lower(expected_sha256) + ", got " + lower(got_sha256));
   }
   return {};
 }
