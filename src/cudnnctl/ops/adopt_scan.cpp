@@ -2,6 +2,7 @@
 #include "ops/adopt_scan.hpp"
 
 #include "host/host.hpp"
+#include "integrate/home_links.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -85,33 +86,7 @@ std::vector<std::string> library_defects(const std::vector<Found>& found) {
   return out;
 }
 
-bool is_takeover(const store::Layout& layout, const StoreView& view, const Found& f,
-                 const std::vector<integrate::AdoptedRecord>& records) {
-  const integrate::AdoptedRecord* rec = nullptr;
-  for (const auto& r : records) {
-    if (r.path == f.path.string()) {
-      rec = &r;
-    }
-  }
-  if (!rec || !view.entry(rec->entry)) {
-    return false;
-  }
-  bool used = std::any_of(view.generations.begin(), view.generations.end(),
-                          [&](const store::Generation& g) { return g.entry == rec->entry; });
-  if (!used) {
-    return false;
-  }
-  if (rec->kind == "symlink") {
-    return f.kind == Found::Kind::symlink && f.target == rec->target;
-  }
-  if (f.kind != Found::Kind::file || f.size != rec->size) {
-    return false;
-  }
-  auto digest = util::sha256_file(layout.host(f.path));
-  return digest && *digest == rec->sha256;
-}
-
-Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path& home) {
+Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const fs::path& home) {
   const auto& layout = ctx.layout();
   AdoptPlan plan;
   plan.home = home;
@@ -130,7 +105,8 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
     std::vector<Found> mine;
     std::vector<std::string> blockers;
     for (auto& f : integrate::scan_dir(layout, dir, headers)) {
-      if (f.cls == Found::Class::managed || is_takeover(layout, view, f, state.adopted)) {
+      if (f.cls == Found::Class::managed ||
+          integrate::is_takeover(layout, view, f, state.adopted)) {
         continue;
       }
       if (f.kind == Found::Kind::other) {
