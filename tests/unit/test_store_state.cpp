@@ -2,6 +2,7 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store_test_util.hpp"
 #include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,11 +13,7 @@ using namespace cudnnctl;
 using namespace cudnnctl::store;
 namespace fs = std::filesystem;
 
-static Layout fresh_layout(const std::string& name) {
-  fs::path root = fs::absolute(name);
-  fs::create_directories(root);
-  return Layout(root, "/opt/cudnn");
-}
+using store_test::fresh_layout;
 
 TEST_CASE("layout maps system paths under the root", "[store][layout]") {
   Layout l("/tmp/r/", "/opt/cudnn/");

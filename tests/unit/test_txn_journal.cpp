@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The journal's record format (txn/journal.hpp): what recovery may trust.
+#include "store_test_util.hpp"
 #include "txn/journal.hpp"
 #include "util/fs.hpp"
 
@@ -10,11 +11,7 @@ using namespace cudnnctl::store;
 using namespace cudnnctl::txn;
 namespace fs = std::filesystem;
 
-static Layout fresh_layout(const std::string& name) {
-  fs::path root = fs::absolute(name);
-  fs::create_directories(root);
-  return Layout(root, "/opt/cudnn");
-}
+using store_test::fresh_layout;
 
 TEST_CASE("journal: write, read, clear; corrupt and hostile journals are refused",
           "[store][journal]") {

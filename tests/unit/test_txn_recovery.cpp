@@ -5,6 +5,7 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store_test_util.hpp"
 #include "txn/journal.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
@@ -20,19 +21,7 @@ namespace {
 const std::string k_old = "9.1.0.70-cuda12-linux-x86_64";
 const std::string k_new = "9.27.0.42-cuda12-linux-x86_64";
 
-void make_entry(const store::Layout& l, const std::string& name, const std::string& version) {
-  store::EntryInfo e;
-  e.name = name;
-  e.version = version;
-  e.label = version.substr(0, version.rfind('.'));
-  e.cuda_major = 12;
-  e.platform = "linux-x86_64";
-  e.components = store::default_components();
-  e.origin = "installed";
-  fs::create_directories(l.entry_dir(name) / "lib");
-  REQUIRE(
-      util::write_file_atomic(l.entry_dir(name) / store::k_entry_meta, nlohmann::json(e).dump()));
-}
+using store_test::make_entry;
 
 // A root with generation 1 (old) active and, depending on how far the interrupted install
 // got, the new entry, generation 2 and the flip.

@@ -7,6 +7,7 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store_test_util.hpp"
 #include "txn/journal.hpp"
 #include "txn/recovery.hpp"
 #include "txn/transaction.hpp"
@@ -29,17 +30,7 @@ namespace {
 const std::string k_old = "9.1.0.70-cuda12-linux-x86_64";
 const std::string k_new = "9.27.0.42-cuda12-linux-x86_64";
 
-store::EntryInfo entry_info(const std::string& name, const std::string& version) {
-  store::EntryInfo e;
-  e.name = name;
-  e.version = version;
-  e.label = version.substr(0, version.rfind('.'));
-  e.cuda_major = 12;
-  e.platform = "linux-x86_64";
-  e.components = store::default_components();
-  e.origin = "installed";
-  return e;
-}
+using store_test::entry_info;
 
 // A fresh root under the test directory with generation 1 (k_old) active (a new directory
 // each time: Catch2 runs a test case again for each SECTION).
@@ -54,9 +45,7 @@ struct Root {
     fs::create_directories(layout.root() / "etc/ld.so.conf.d");
     REQUIRE(util::write_file_atomic(layout.root() / "etc/ld.so.conf",
                                     "include /etc/ld.so.conf.d/*.conf\n"));
-    fs::create_directories(layout.entry_dir(k_old) / "lib");
-    REQUIRE(util::write_file_atomic(layout.entry_dir(k_old) / store::k_entry_meta,
-                                    nlohmann::json(entry_info(k_old, "9.1.0.70")).dump()));
+    store_test::make_entry(layout, k_old, "9.1.0.70");
     REQUIRE(store::create_generation(layout, {1, k_old, std::nullopt, "t", "install 9.1.0"}));
     REQUIRE(store::set_current(layout, 1));
   }
