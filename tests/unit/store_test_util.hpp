@@ -14,6 +14,10 @@
 
 namespace store_test {
 
+// The entries of the interrupted-install scenarios: 9.1.0 active, 9.27.0 being installed.
+inline const std::string k_old = "9.1.0.70-cuda12-linux-x86_64";
+inline const std::string k_new = "9.27.0.42-cuda12-linux-x86_64";
+
 // A layout for a fresh root directory `name` under the test directory.
 inline cudnnctl::store::Layout fresh_layout(const std::string& name) {
   std::filesystem::path root = std::filesystem::absolute(name);

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_old = "9.1.0.70-cuda12-linux-x86_64";
-const std::string k_new = "9.27.0.42-cuda12-linux-x86_64";
+using store_test::k_new;
+using store_test::k_old;
 
 using store_test::make_entry;
 

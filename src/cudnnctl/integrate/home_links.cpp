@@ -22,7 +22,7 @@ bool host_is_dir(const fs::path& host) {
   return ::stat(host.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void add_unique(std::vector<fs::path>& v, const fs::path& p) {
+void add_dir(std::vector<fs::path>& v, const fs::path& p) {
   if (!p.empty() && std::find(v.begin(), v.end(), p) == v.end()) {
     v.push_back(p);
   }
@@ -47,23 +47,23 @@ HomeTargets home_targets(const store::Layout& layout, const store::Config& confi
                          const HomeState& state) {
   HomeTargets t;
   auto home = locate_home(layout, config.cuda_home);
-  add_unique(t.inc, home.include_dir);
-  add_unique(t.lib, home.lib_dir);
+  add_dir(t.inc, home.include_dir);
+  add_dir(t.lib, home.lib_dir);
   for (const auto& r : state.adopted) {
     fs::path d = fs::path(r.path).parent_path();
     if (host_is_dir(layout.host(d))) {
-      add_unique(r.file.starts_with("include/") ? t.inc : t.lib, d);
+      add_dir(r.file.starts_with("include/") ? t.inc : t.lib, d);
     }
   }
   for (const auto& d : t.inc) {
-    add_unique(t.dirs, d);
+    add_dir(t.dirs, d);
   }
   for (const auto& d : t.lib) {
-    add_unique(t.dirs, d);
+    add_dir(t.dirs, d);
   }
   for (const auto& d : state.dirs) {
     if (host_is_dir(layout.host(d))) {
-      add_unique(t.dirs, d);
+      add_dir(t.dirs, d);
     }
   }
   return t;
