@@ -64,15 +64,8 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
 Result<store::EntryInfo> stage_entry(Context& ctx, const AdoptPlan& plan, const fs::path& staging) {
   const auto& layout = ctx.layout();
   TRY_ASSIGN(archive::DestTree dest, archive::DestTree::open(staging));
-  store::EntryInfo info;
-  info.name = plan.entry;
-  info.version = plan.version;
-  info.label = plan.version;
-  info.cuda_major = plan.cuda;
-  info.platform = plan.platform;
-  info.components = plan.components;
-  info.origin = "adopted";
-  info.created = util::utc_timestamp();
+  store::EntryInfo info = store::new_entry_info(plan.entry, plan.version, plan.version, plan.cuda,
+                                                plan.platform, plan.components, "adopted");
   for (const char* sub : {"include", "lib"}) {
     bool any = false;
     for (const auto& c : plan.files) {

@@ -65,16 +65,8 @@ Status import_backup(Context& ctx, txn::Transaction& tx, const fs::path& file,
                      const store::BackupMeta& meta, const std::string& name) {
   TRY_ASSIGN(txn::Staging staging, tx.stage());
   TRY_ASSIGN(auto files, store::extract_backup(file, meta, staging.path()));
-  store::EntryInfo info;
-  info.name = name;
-  info.version = meta.version;
-  info.label = meta.label;
-  info.cuda_major = meta.cuda;
-  info.platform = meta.platform;
-  info.components = meta.components;
-  std::sort(info.components.begin(), info.components.end());
-  info.origin = "restored";
-  info.created = util::utc_timestamp();
+  store::EntryInfo info = store::new_entry_info(name, meta.version, meta.label, meta.cuda,
+                                                meta.platform, meta.components, "restored");
   info.files = std::move(files);
   TRY(staging.seal(info));
   TRY(tx.publish(std::move(staging)));

@@ -168,15 +168,8 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
 // The metadata of the entry the archive became: every file's sha256 as extracted.
 store::EntryInfo entry_info(const std::string& name, const manifest::Selection& sel,
                             const std::vector<std::string>& components, const Streamed& s) {
-  store::EntryInfo info;
-  info.name = name;
-  info.version = sel.version;
-  info.label = sel.label;
-  info.cuda_major = sel.cuda_major;
-  info.platform = sel.platform;
-  info.components = components;
-  info.origin = "installed";
-  info.created = util::utc_timestamp();
+  store::EntryInfo info = store::new_entry_info(name, sel.version, sel.label, sel.cuda_major,
+                                                sel.platform, components, "installed");
   info.archive = store::ArchiveInfo{s.url, sel.package.sha256, sel.package.size};
   std::map<std::string, const archive::Entry*> by_path;
   for (const auto& e : s.entries) {
