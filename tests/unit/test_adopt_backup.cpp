@@ -2,7 +2,7 @@
 // Backup tarballs: round trip, tampering, hostile members and metadata.
 #include "archive/backup_reader.hpp"
 #include "archive/backup_writer.hpp"
-#include "ops/backup.hpp"
+#include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 using namespace cudnnctl;
 namespace fs = std::filesystem;
@@ -21,17 +22,17 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-ops::BackupMeta sample(const fs::path& src) {
+store::BackupMeta sample(const fs::path& src) {
   write(src / "libcudnn.so.9.1.0", std::string(5000, 'L'));
   write(src / "cudnn.h", "#include \"cudnn_version.h\"\n");
-  ops::BackupMeta m;
+  store::BackupMeta m;
   m.kind = "generation";
   m.version = "9.1.0.70";
   m.cuda = 12;
   m.platform = "linux-x86_64";
   m.components = {"headers", "runtime"};
   auto file = [&](const std::string& member, const fs::path& source) {
-    ops::BackupFile f;
+    store::BackupFile f;
     f.member = member;
     f.path = member;
     f.kind = "file";
@@ -42,7 +43,7 @@ ops::BackupMeta sample(const fs::path& src) {
   };
   m.files.push_back(file("include/cudnn.h", src / "cudnn.h"));
   m.files.push_back(file("lib/libcudnn.so.9.1.0", src / "libcudnn.so.9.1.0"));
-  ops::BackupFile link;
+  store::BackupFile link;
   link.member = "lib/libcudnn.so.9";
   link.path = link.member;
   link.kind = "symlink";
@@ -62,15 +63,15 @@ TEST_CASE("backup round trip: verify, extract, symlinks stay symlinks") {
     fs::path dir = fs::absolute(std::string("rt-") + archive::backup_extension(c));
     auto meta = sample(dir / "src");
     fs::path out = dir / (std::string("b") + archive::backup_extension(c));
-    REQUIRE(ops::write_backup(out, meta, c));
+    REQUIRE(store::write_backup(out, meta, c));
     CHECK(fs::exists(out.string() + ".sha256"));
     std::vector<std::string> warnings;
-    auto got = ops::verify_backup(out, warnings);
+    auto got = store::verify_backup(out, warnings);
     REQUIRE(got);
     CHECK(warnings.empty());
     CHECK(got->files.size() == 3);
     fs::create_directories(dir / "staging");
-    auto records = ops::extract_backup(out, *got, dir / "staging");
+    auto records = store::extract_backup(out, *got, dir / "staging");
     REQUIRE(records);
     CHECK(fs::is_symlink(dir / "staging/lib/libcudnn.so.9"));
     CHECK(fs::read_symlink(dir / "staging/lib/libcudnn.so.9") == "libcudnn.so.9.1.0");
@@ -86,14 +87,14 @@ TEST_CASE("a tampered backup is refused before anything is used") {
   fs::path dir = fs::absolute("tamper");
   auto meta = sample(dir / "src");
   fs::path out = dir / "b.tar.gz";
-  REQUIRE(ops::write_backup(out, meta, archive::Compression::gzip));
+  REQUIRE(store::write_backup(out, meta, archive::Compression::gzip));
   std::vector<std::string> warnings;
 
   SECTION("the sidecar list disagrees with the tarball") {
     auto text = util::read_file(out.string() + ".sha256").value();
     text[0] = text[0] == 'a' ? 'b' : 'a';
     util::write_file_atomic(out.string() + ".sha256", text).value();
-    auto v = ops::verify_backup(out, warnings);
+    auto v = store::verify_backup(out, warnings);
     REQUIRE_FALSE(v);
     CHECK(v.error().code == ErrorCode::integrity);
   }
@@ -105,8 +106,8 @@ TEST_CASE("a tampered backup is refused before anything is used") {
     // A writer that lies: the metadata says one hash, the data has another.
     auto fd = util::open_fd(out, O_WRONLY | O_TRUNC).value();
     auto w = archive::BackupWriter::open(fd.get(), archive::Compression::gzip).value();
-    REQUIRE(w.add_bytes(ops::k_backup_meta, ops::backup_meta_json(meta).dump(), {}));
-    REQUIRE(w.add_bytes(ops::k_backup_sums, ops::backup_sums(meta), {}));
+    REQUIRE(w.add_bytes(store::k_backup_meta, store::backup_meta_json(meta).dump(), {}));
+    REQUIRE(w.add_bytes(store::k_backup_sums, store::backup_sums(meta), {}));
     for (const auto& f : bad.files) {
       if (f.kind == "file") {
         REQUIRE(w.add_file(f.member, f.source, {}));
@@ -116,7 +117,7 @@ TEST_CASE("a tampered backup is refused before anything is used") {
     }
     REQUIRE(w.finish());
     fd.close().value();
-    auto v = ops::verify_backup(out, warnings);
+    auto v = store::verify_backup(out, warnings);
     REQUIRE_FALSE(v);
     CHECK(v.error().code == ErrorCode::integrity);
     CHECK(v.error().message.find("sha256 mismatch for \"lib/libcudnn.so.9.1.0\"") !=
@@ -125,13 +126,13 @@ TEST_CASE("a tampered backup is refused before anything is used") {
   SECTION("truncated") {
     fs::resize_file(out, fs::file_size(out) / 2);
     fs::remove(out.string() + ".sha256");
-    auto v = ops::verify_backup(out, warnings);
+    auto v = store::verify_backup(out, warnings);
     REQUIRE_FALSE(v);
     CHECK(v.error().code == ErrorCode::integrity);
   }
   SECTION("not a backup at all") {
     write(dir / "x.tar.gz", "hello");
-    auto v = ops::verify_backup(dir / "x.tar.gz", warnings);
+    auto v = store::verify_backup(dir / "x.tar.gz", warnings);
     REQUIRE_FALSE(v);
     CHECK(v.error().code == ErrorCode::integrity);
   }
@@ -159,20 +160,20 @@ TEST_CASE("hostile backup members and metadata are refused") {
            files + "]}";
   };
   std::string sha(64, 'a');
-  CHECK(ops::parse_backup_meta(meta_with("")));
-  CHECK_FALSE(ops::parse_backup_meta(meta_with(
+  CHECK(store::parse_backup_meta(meta_with("")));
+  CHECK_FALSE(store::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"../x\", \"kind\": \"file\", \"sha256\": \"" + sha + "\"}")));
-  CHECK_FALSE(ops::parse_backup_meta(
+  CHECK_FALSE(store::parse_backup_meta(
       meta_with("{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"symlink\", \"target\": "
                 "\"../../../etc/passwd\"}")));
-  CHECK_FALSE(ops::parse_backup_meta(meta_with(
+  CHECK_FALSE(store::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"symlink\", \"target\": \"/etc\"}")));
-  CHECK_FALSE(ops::parse_backup_meta(meta_with(
+  CHECK_FALSE(store::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"file\", \"sha256\": \"nope\"}")));
-  CHECK_FALSE(ops::parse_backup_meta(
+  CHECK_FALSE(store::parse_backup_meta(
       "{\"format\": 1, \"kind\": \"generation\", \"version\": \"9/../x\", \"cuda\": 12,"
       " \"platform\": \"linux-x86_64\", \"files\": []}"));
-  CHECK_FALSE(ops::parse_backup_meta(meta_with(
+  CHECK_FALSE(store::parse_backup_meta(meta_with(
       "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"file\", \"sha256\": \"" + sha +
       "\"}, {\"member\": \"b\", \"path\": \"lib/a\", \"kind\": \"file\", \"sha256\": \"" + sha +
       "\"}")));

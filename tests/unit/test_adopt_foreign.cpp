@@ -12,7 +12,7 @@ using namespace cudnnctl;
 namespace fs = std::filesystem;
 
 namespace {
-void write(const fs::path& p, const std::string& text) {
+void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
 }
@@ -34,11 +34,11 @@ TEST_CASE("ForeignIndex matches paths through merged-/usr and alternatives links
   fs::path root = fs::absolute("dpkg-root");
   fs::create_directories(root / "usr/lib/x86_64-linux-gnu");
   fs::create_symlink("usr/lib", root / "lib");
-  write(root / "var/lib/dpkg/info/libcudnn9-cuda-12:amd64.list",
-        "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.9.5.0\n"
-        "/usr/share/doc/libcudnn9-cuda-12/copyright\n");
-  write(root / "var/lib/dpkg/alternatives/libcudnn",
-        "auto\n/usr/include/cudnn.h\n\n/usr/include/x86_64-linux-gnu/cudnn_v9.h\n90\n\n");
+  write_text(root / "var/lib/dpkg/info/libcudnn9-cuda-12:amd64.list",
+             "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.9.5.0\n"
+             "/usr/share/doc/libcudnn9-cuda-12/copyright\n");
+  write_text(root / "var/lib/dpkg/alternatives/libcudnn",
+             "auto\n/usr/include/cudnn.h\n\n/usr/include/x86_64-linux-gnu/cudnn_v9.h\n90\n\n");
   fs::create_directories(root / "usr/local/cuda/include");
   fs::create_symlink("/etc/alternatives/cudnn_h", root / "usr/local/cuda/include/cudnn_ops.h");
   auto idx = host::ForeignIndex::load(root);

@@ -13,7 +13,7 @@ using namespace cudnnctl;
 using namespace cudnnctl::fetch;
 namespace fs = std::filesystem;
 
-static std::string file_url(const fs::path& p) {
+static std::string file_base(const fs::path& p) {
   return "file://" + fs::absolute(p).string();
 }
 
@@ -21,9 +21,9 @@ TEST_CASE("fetch_first over file:// bases", "[fetch][first]") {
   const fs::path dir = fs::absolute("ff");
   REQUIRE(util::write_file_atomic(dir / "m2" / "redistrib_1.json", "{\"a\": 1}"));
   REQUIRE(util::write_file_atomic(dir / "m3" / "redistrib_1.json", "{\"a\": 2}"));
-  const std::string m1 = file_url(dir / "m1");
-  const std::string m2 = file_url(dir / "m2") + "/";
-  const std::string m3 = file_url(dir / "m3");
+  const std::string m1 = file_base(dir / "m1");
+  const std::string m2 = file_base(dir / "m2") + "/";
+  const std::string m3 = file_base(dir / "m3");
   Options options;
   options.sleep = [](std::chrono::milliseconds) {};
   auto accept_all = [](const std::string&, const std::string&) -> Status { return {}; };
@@ -32,7 +32,7 @@ TEST_CASE("fetch_first over file:// bases", "[fetch][first]") {
     auto got = fetch_first({m1, m2, m3}, "redistrib_1.json", 1024, options, accept_all);
     REQUIRE(got);
     CHECK(got->bytes == "{\"a\": 1}");
-    CHECK(got->url == file_url(dir / "m2" / "redistrib_1.json"));
+    CHECK(got->url == file_base(dir / "m2" / "redistrib_1.json"));
   }
   SECTION("not found anywhere: usage") {
     auto got = fetch_first({m1, m1}, "redistrib_1.json", 1024, options, accept_all);

@@ -12,10 +12,10 @@ using namespace cudnnctl::manifest;
 
 namespace {
 
-const std::filesystem::path k_redist = CUDNNCTL_REFERENCE_DIR "/nvidia-redist";
+const std::filesystem::path k_real_manifests = CUDNNCTL_REFERENCE_DIR "/nvidia-redist";
 
 std::string read_reference(const std::string& name) {
-  auto text = util::read_file(k_redist / name);
+  auto text = util::read_file(k_real_manifests / name);
   REQUIRE(text);
   return *text;
 }
@@ -50,7 +50,7 @@ std::vector<int> majors(const Manifest& m, const std::string& platform) {
 
 TEST_CASE("every real manifest parses", "[manifest]") {
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(k_redist)) {
+  for (const auto& entry : std::filesystem::directory_iterator(k_real_manifests)) {
     if (entry.path().extension() == ".json") {
       names.push_back(entry.path().filename().string());
     }

@@ -2,21 +2,18 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
-#include "store/journal.hpp"
+#include "store_test_util.hpp"
 #include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <nlohmann/json.hpp>
 
 using namespace cudnnctl;
 using namespace cudnnctl::store;
 namespace fs = std::filesystem;
 
-static Layout fresh_layout(const std::string& name) {
-  fs::path root = fs::absolute(name);
-  fs::create_directories(root);
-  return Layout(root, "/opt/cudnn");
-}
+using store_test::fresh_layout;
 
 TEST_CASE("layout maps system paths under the root", "[store][layout]") {
   Layout l("/tmp/r/", "/opt/cudnn/");
@@ -86,53 +83,6 @@ TEST_CASE("generations: create, list, current, rollback target", "[store][genera
     CHECK(warnings.size() == 1);
   }
   CHECK(max_generation(*gens, l) == 3);
-}
-
-TEST_CASE("journal: write, read, clear; corrupt and hostile journals are refused",
-          "[store][journal]") {
-  Layout l = fresh_layout("jr");
-  CHECK_FALSE(*read_journal(l));
-  Journal j = new_journal("install", "install 9.1.0");
-  j.phase = Phase::switching;
-  j.entry = "9.1.0.70-cuda12-linux-x86_64";
-  j.entry_created = true;
-  j.from_generation = 2;
-  j.to_generation = 3;
-  j.generation_created = true;
-  REQUIRE(write_journal(l, j));
-  auto back = read_journal(l);
-  REQUIRE(back);
-  REQUIRE(*back);
-  CHECK((*back)->phase == Phase::switching);
-  CHECK((*back)->entry == j.entry);
-  CHECK((*back)->from_generation == 2);
-  CHECK((*back)->to_generation == 3);
-  CHECK((*back)->txid == j.txid);
-  REQUIRE(clear_journal(l));
-  CHECK_FALSE(*read_journal(l));
-
-  SECTION("truncated") {
-    REQUIRE(util::write_file_atomic(l.journal_file(), "{\"format\": 1, \"txid\""));
-    auto r = read_journal(l);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message.find("corrupt") != std::string::npos);
-  }
-  SECTION("unknown format version") {
-    j.format = 99;
-    REQUIRE(write_journal(l, j));
-    CHECK_FALSE(read_journal(l));
-  }
-  SECTION("an entry name that would leave the store") {
-    j.entry = "../../etc";
-    REQUIRE(write_journal(l, j));
-    CHECK_FALSE(read_journal(l));
-  }
-  SECTION("a delete list naming the parent directory") {
-    j.phase = Phase::deleting;
-    j.delete_entries = {".."};
-    REQUIRE(write_journal(l, j));
-    CHECK_FALSE(read_journal(l));
-  }
 }
 
 TEST_CASE("history: appended lines survive a torn last line", "[store][history]") {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// ops::StreamExtractor and ops::stream_file: extraction in a second thread fed through the
+// release::StreamExtractor and release::stream_file: extraction in a second thread fed through the
 // bounded pipe, restart from byte 0, extractor errors, the fetch module's sink contract.
 #include "archive/extract.hpp"
 #include "archive_test_util.hpp"
 #include "fetch/fetch.hpp"
-#include "ops/stream_install.hpp"
+#include "release/stream.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -13,7 +13,7 @@
 #include <random>
 
 using namespace cudnnctl;
-using namespace cudnnctl::ops;
+using namespace cudnnctl::release;
 using namespace archive_test;
 
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ops/context.hpp"
+#include "store/config.hpp"
 #include "util/toml.hpp"
 #include "validate/header.hpp"
 
@@ -29,9 +29,9 @@ TEST_CASE("toml subset: values, comments, errors with file:line", "[config][toml
 }
 
 TEST_CASE("config: known keys, types and ranges", "[config]") {
-  auto c = ops::parse_config("mirrors = \"http://m/\"\nkeep_generations = 5\ncuda = 12\n"
-                             "manage_cuda_home = false\n",
-                             "config.toml");
+  auto c = store::parse_config("mirrors = \"http://m/\"\nkeep_generations = 5\ncuda = 12\n"
+                               "manage_cuda_home = false\n",
+                               "config.toml");
   REQUIRE(c);
   CHECK(c->mirrors == std::vector<std::string>{"http://m/"});
   CHECK(c->keep_generations == 5);
@@ -43,7 +43,7 @@ TEST_CASE("config: known keys, types and ranges", "[config]") {
                        "mirrors = 3\n"};
   for (const char* text : bad) {
     INFO(text);
-    auto e = ops::parse_config(text, "config.toml");
+    auto e = store::parse_config(text, "config.toml");
     REQUIRE_FALSE(e);
     CHECK(e.error().code == ErrorCode::usage);
   }

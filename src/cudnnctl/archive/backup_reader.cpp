@@ -2,25 +2,17 @@
 #include "archive/backup_reader.hpp"
 
 #include "archive/checks.hpp"
+#include "archive/handles.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <vector>
 
 namespace cudnnctl::archive {
 
-namespace {
-
-struct ReadDeleter {
-  void operator()(struct archive* a) const { archive_read_free(a); }
-};
-using ReadPtr = std::unique_ptr<struct archive, ReadDeleter>;
-
-} // namespace
+using detail::ReadPtr;
 
 struct BackupReader::Impl {
   util::Fd fd; // declared first: the archive is freed before its descriptor is closed

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/backup_writer.hpp"
 
+#include "archive/handles.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
 #include <algorithm>
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <thread>
@@ -15,16 +14,10 @@
 
 namespace cudnnctl::archive {
 
-namespace {
+using detail::EntryPtr;
+using detail::WritePtr;
 
-struct WriteDeleter {
-  void operator()(struct archive* a) const { archive_write_free(a); }
-};
-struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
-};
-using WritePtr = std::unique_ptr<struct archive, WriteDeleter>;
-using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
+namespace {
 
 // Adds the compression filter; ARCHIVE_WARN means "through an external program": refused.
 bool add_filter(struct archive* a, Compression c) {

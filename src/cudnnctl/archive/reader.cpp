@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/reader.hpp"
 
+#include "archive/handles.hpp"
+
 #include <algorithm>
-#include <archive.h>
-#include <archive_entry.h>
 #include <cerrno>
 #include <exception>
 #include <iterator>
@@ -18,10 +18,6 @@ namespace {
 constexpr size_t k_block_size = size_t{1} << 20;
 constexpr unsigned char k_xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
 
-struct ArchiveReadDeleter {
-  void operator()(struct archive* a) const { archive_read_free(a); }
-};
-
 la_ssize_t read_callback(struct archive* a, void* client_data, const void** buffer);
 
 } // namespace
@@ -31,7 +27,7 @@ struct Reader::Impl {
 
   ByteSource* source;
   std::unique_ptr<char[]> buffer;
-  std::unique_ptr<struct archive, ArchiveReadDeleter> ar;
+  detail::ReadPtr ar;
   // The source's own error, returned unchanged instead of libarchive's "read failed".
   std::optional<Error> source_error;
   bool eof = false;

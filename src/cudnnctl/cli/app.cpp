@@ -4,8 +4,9 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "fetch/fetch.hpp"
+#include "ops/adopt.hpp"
 #include "ops/context.hpp"
-#include "ops/state.hpp"
+#include "txn/transaction.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -84,24 +85,23 @@ std::string first_word(int argc, char** argv, const CLI::App& app) {
 }
 
 int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
-  ops::Report empty;
-  empty.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
+  Report report;
+  report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
   auto ctx = ops::make_context(g);
   if (!ctx) {
-    return print_outcome(g.json, g.quiet, empty, ctx.error());
+    return print_outcome(g.json, g.quiet, report, nullptr, ctx.error());
   }
-  ctx->report().command = empty.command;
-  Status status = action(*ctx);
+  Status status = action(*ctx, report);
   std::optional<Error> error;
   if (!status) {
     error = status.error();
     // A failed command still says what is active now (the previous generation after a
     // rollback, the unchanged one after a refusal).
-    if (!ctx->report().active) {
-      (void)ops::fill_active(*ctx);
+    if (!report.outcome.active) {
+      (void)ops::fill_active(*ctx, report.outcome);
     }
   }
-  return print_outcome(g.json, g.quiet, ctx->report(), error);
+  return print_outcome(g.json, g.quiet, report, &ctx->notes(), error);
 }
 
 } // namespace
@@ -110,6 +110,9 @@ int run(int argc, char** argv) {
   // A write past RLIMIT_FSIZE must fail with EFBIG (and be undone), not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+  // `adopt --undo`'s part of a deactivation: the recovery at the start of any command may have
+  // to finish one.
+  txn::register_release_step(ops::adopted_release_step());
   ops::GlobalOptions g;
   g.argv_line = argv_line(argc, argv);
   Action action;
@@ -143,7 +146,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    ops::Report report;
+    Report report;
     report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
     Error error(ErrorCode::usage, e.what());
     if (report.command.empty()) {
@@ -163,14 +166,14 @@ int run(int argc, char** argv) {
     if (!json) {
       error.message += " (see cudnnctl --help)";
     }
-    return print_outcome(json, false, report, error);
+    return print_outcome(json, false, report, nullptr, error);
   }
   fetch::global_init();
   try {
     return run_parsed(app, g, action);
   } catch (const std::exception& e) {
-    ops::Report report;
-    return print_outcome(json, false, report,
+    Report report;
+    return print_outcome(json, false, report, nullptr,
                          Error(ErrorCode::internal, std::string("internal error: ") + e.what()));
   }
 }

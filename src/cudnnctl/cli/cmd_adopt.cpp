@@ -1,14 +1,124 @@
 // SPDX-License-Identifier: Apache-2.0
 // `adopt`, `backup`, `restore`, `env`.
 #include "cli/commands.hpp"
+#include "cli/render.hpp"
 #include "ops/adopt.hpp"
 #include "ops/backup.hpp"
 #include "ops/env.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
+
+namespace {
+
+void render(const ops::AdoptResult& r, bool dry_run, Report& report) {
+  report.outcome = r;
+  auto& data = report.data();
+  if (const auto& f = r.found) {
+    data["cuda_home"] = f->home;
+    data["version"] = f->version;
+    data["version_source"] = f->version_source;
+    data["entry"] = f->entry;
+    data["files"] = f->files;
+    data["defects"] = f->defects;
+    data["left_alone"] = f->left_alone;
+  }
+  if (r.backup) {
+    data["backup"] = *r.backup;
+  }
+  using Said = ops::AdoptResult::Said;
+  switch (r.said) {
+  case Said::none:
+    break;
+  case Said::nothing_to_adopt:
+    report.line("nothing to adopt in " + r.found->home +
+                (dry_run ? ""
+                         : std::string(": no cuDNN files there that cudnnctl does not manage") +
+                               (r.repaired ? " (CUDA-home links repaired)" : "")));
+    break;
+  case Said::would_adopt:
+    report.line("would adopt cuDNN " + r.found->version + " from " + r.found->home + " (" +
+                std::to_string(r.found->files.size()) + " files) as " + r.found->entry);
+    break;
+  case Said::adopted:
+    report.line("adopted cuDNN " + r.adopted->version + " from " + r.adopted->home + " (" +
+                std::to_string(r.adopted->files) + " files) as generation " +
+                std::to_string(r.adopted->generation.value_or(0)) + "; originals backed up to " +
+                r.adopted->backup);
+    break;
+  case Said::would_put_back:
+    report.line("would put back " + std::to_string(r.originals) +
+                " adopted originals and deactivate cudnnctl");
+    break;
+  case Said::put_back:
+    data["restored"] = r.restored;
+    report.line("put the adopted originals back (" + std::to_string(r.restored.size()) +
+                " files) and deactivated cudnnctl; `cudnnctl use VERSION` activates a stored "
+                "build again");
+    break;
+  }
+}
+
+void render(const ops::BackupResult& r, Report& report) {
+  report.outcome = r;
+  auto& data = report.data();
+  data["backup"] = r.file;
+  if (!r.written) {
+    report.line("would back up generation " + std::to_string(r.generation) + " to " + r.file);
+    return;
+  }
+  data["sha256_list"] = r.file + ".sha256";
+  data["entry"] = r.entry;
+  data["generation"] = r.generation;
+  data["files"] = r.files;
+  report.line("backed up generation " + std::to_string(r.generation) + " (cuDNN " + r.version +
+              ") to " + r.file);
+}
+
+void render(const ops::RestoreResult& r, Report& report) {
+  report.outcome = r;
+  if (r.entry.empty()) {
+    return;
+  }
+  auto& data = report.data();
+  data["entry"] = r.entry;
+  data["backup_kind"] = r.kind;
+  data["version"] = r.version;
+  put_findings(r.findings, report);
+  switch (r.said) {
+  case ops::Switched::none:
+    break;
+  case ops::Switched::would_activate:
+  case ops::Switched::would_not_change:
+    report.line((r.said == ops::Switched::would_activate ? "would restore cuDNN "
+                                                         : "already active: cuDNN ") +
+                r.version + " from " + r.file + " as " + r.entry);
+    break;
+  case ops::Switched::already_active:
+    report.line("cuDNN " + r.described + " from this backup is already active; nothing to do");
+    break;
+  case ops::Switched::activated:
+    report.line("restored cuDNN " + r.version + " from " + r.file + " as generation " +
+                std::to_string(r.generation.value_or(0)) + " (" + r.entry + ")");
+    break;
+  }
+}
+
+void render(const ops::EnvResult& r, Report& report) {
+  auto& data = report.data();
+  for (const auto& v : r.vars) {
+    data[v.name] = v.value;
+    report.line(ops::shell_assignment(r.shell, v.name, v.value, v.prepend));
+  }
+  data["pkg_config_path"] = r.pkg_config_path;
+  data["entry_path"] = r.entry_path;
+  data["shell"] = r.shell;
+}
+
+} // namespace
 
 void register_adopt(CLI::App& app, Action& action) {
   auto ao = std::make_shared<ops::AdoptOptions>();
@@ -19,8 +129,14 @@ void register_adopt(CLI::App& app, Action& action) {
                     "CUDA home inside the root (default: config cuda_home, /usr/local/cuda)");
   adopt->add_flag("--undo", ao->undo,
                   "Put the adopted originals back at their paths and deactivate cudnnctl");
-  adopt->callback(
-      [ao, &action] { action = [ao](ops::Context& ctx) { return ops::adopt(ctx, *ao); }; });
+  adopt->callback([ao, &action] {
+    action = [ao](ops::Context& ctx, Report& report) {
+      ops::AdoptResult r;
+      Status st = ops::adopt(ctx, *ao, r);
+      render(r, ctx.dry_run(), report);
+      return st;
+    };
+  });
 
   auto bo = std::make_shared<ops::BackupOptions>();
   auto* backup = app.add_subcommand(
@@ -28,15 +144,31 @@ void register_adopt(CLI::App& app, Action& action) {
   backup->add_option("--output", bo->output,
                      "Tarball to write (.tar.zst or .tar.gz; default under "
                      "/var/lib/cudnnctl/backups/)");
-  backup->callback(
-      [bo, &action] { action = [bo](ops::Context& ctx) { return ops::backup(ctx, *bo); }; });
+  backup->callback([bo, &action] {
+    action = [bo](ops::Context& ctx, Report& report) {
+      ops::BackupResult r;
+      Status st = ops::backup(ctx, *bo, r);
+      if (st) {
+        render(r, report);
+      } else {
+        report.outcome = r;
+      }
+      return st;
+    };
+  });
 
   auto ro = std::make_shared<ops::RestoreOptions>();
   auto* restore = app.add_subcommand(
       "restore", "Verify a backup, import it as a new store entry and switch to it");
   restore->add_option("FILE", ro->file, "Backup tarball (from `backup` or `adopt`)")->required();
-  restore->callback(
-      [ro, &action] { action = [ro](ops::Context& ctx) { return ops::restore(ctx, *ro); }; });
+  restore->callback([ro, &action] {
+    action = [ro](ops::Context& ctx, Report& report) {
+      ops::RestoreResult r;
+      Status st = ops::restore(ctx, *ro, r);
+      render(r, report);
+      return st;
+    };
+  });
 
   auto eo = std::make_shared<ops::EnvOptions>();
   auto* env = app.add_subcommand(
@@ -45,7 +177,17 @@ void register_adopt(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"sh", "fish"}));
   env->add_flag("--ld-library-path", eo->ld_library_path,
                 "Also print LD_LIBRARY_PATH naming the active store entry's lib/");
-  env->callback([eo, &action] { action = [eo](ops::Context& ctx) { return ops::env(ctx, *eo); }; });
+  env->callback([eo, &action] {
+    action = [eo](ops::Context& ctx, Report& report) {
+      ops::EnvResult r;
+      Status st = ops::env(ctx, *eo, r);
+      report.outcome = r;
+      if (st) {
+        render(r, report);
+      }
+      return st;
+    };
+  });
 }
 
 } // namespace cudnnctl::cli

@@ -16,10 +16,10 @@ void register_debug(CLI::App& app, Action& action) {
   sha->group(""); // hidden
   sha->add_option("FILE", *files, "Files to hash")->required();
   sha->callback([files, &action] {
-    action = [files](ops::Context& ctx) -> Status {
+    action = [files](ops::Context&, Report& report) -> Status {
       for (const auto& f : *files) {
         TRY_ASSIGN(std::string digest, util::sha256_file(f));
-        ctx.line(digest + "  " + f);
+        report.line(digest + "  " + f);
       }
       return {};
     };

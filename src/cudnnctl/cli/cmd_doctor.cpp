@@ -1,12 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/commands.hpp"
+#include "doctor/compat.hpp"
+#include "doctor/doctor.hpp"
 #include "ops/doctor.hpp"
 #include "ops/recommend.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
+
+using nlohmann::json;
+
+namespace {
+
+void render(const ops::DoctorResult& r, Report& report) {
+  report.outcome = r;
+  if (!r.report) {
+    return;
+  }
+  report.data() = doctor::to_json(*r.report);
+  for (auto& line : doctor::render_text(*r.report, std::string(doctor::cudnnctl_version()))) {
+    report.line(line);
+  }
+}
+
+void render(const ops::RecommendResult& r, Report& report) {
+  report.outcome = r;
+  if (!r.recommendation) {
+    return;
+  }
+  const auto& in = r.input;
+  json data = doctor::to_json(*r.recommendation);
+  json fws = json::array();
+  for (const auto& [name, version] : in.frameworks) {
+    fws.push_back({{"name", name}, {"version", version}});
+  }
+  data["input"] = {
+      {"frameworks", fws},
+      {"workload", in.workload ? json(*in.workload) : json(nullptr)},
+      {"cuda", in.cuda_major ? json(*in.cuda_major) : json(nullptr)},
+      {"cuda_source", in.cuda_source},
+      {"driver", in.driver ? json(*in.driver) : json(nullptr)},
+      {"compute_capability", in.compute_capability ? json(*in.compute_capability) : json(nullptr)},
+      {"platform", in.platform}};
+  report.data() = std::move(data);
+  for (auto& line : doctor::render_recommendation(*r.recommendation, in)) {
+    report.line(line);
+  }
+}
+
+} // namespace
 
 void register_doctor(CLI::App& app, Action& action) {
   auto dargs = std::make_shared<ops::DoctorArgs>();
@@ -17,7 +62,12 @@ void register_doctor(CLI::App& app, Action& action) {
                      "Also inspect this venv, conda environment, site-packages or library "
                      "directory (inside --root; repeatable)");
   doctor->callback([dargs, &action] {
-    action = [dargs](ops::Context& ctx) { return ops::doctor(ctx, *dargs); };
+    action = [dargs](ops::Context& ctx, Report& report) {
+      ops::DoctorResult r;
+      Status st = ops::doctor(ctx, *dargs, r);
+      render(r, report);
+      return st;
+    };
   });
 
   auto rargs = std::make_shared<ops::RecommendArgs>();
@@ -34,7 +84,12 @@ void register_doctor(CLI::App& app, Action& action) {
   recommend->add_option("--compute-capability", rargs->compute_capability,
                         "The GPU's compute capability, e.g. 9.0");
   recommend->callback([rargs, &action] {
-    action = [rargs](ops::Context& ctx) { return ops::recommend(ctx, *rargs); };
+    action = [rargs](ops::Context& ctx, Report& report) {
+      ops::RecommendResult r;
+      Status st = ops::recommend(ctx, *rargs, r);
+      render(r, report);
+      return st;
+    };
   });
 }
 

@@ -1,11 +1,72 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/commands.hpp"
+#include "cli/render.hpp"
 #include "ops/install.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
+
+namespace {
+
+void render(const ops::InstallResult& r, Report& report) {
+  report.outcome = r;
+  auto& data = report.data();
+  if (r.requested) {
+    data["requested"] = *r.requested;
+  }
+  if (!r.entry.empty()) {
+    data["entry"] = r.entry;
+  }
+  if (r.version) {
+    data["version"] = *r.version;
+  }
+  if (const auto& a = r.archive) {
+    data["archive"] = {{"version", a->version}, {"cuda", a->cuda},     {"platform", a->platform},
+                       {"url", a->url},         {"sha256", a->sha256}, {"size", a->size}};
+  }
+  if (r.components) {
+    data["components"] = *r.components;
+  }
+  put_dpkg(r.adoption.dpkg, report);
+  if (r.adoption.backup) {
+    data["backup"] = *r.adoption.backup;
+  }
+  if (const auto& a = r.adoption.adopted) {
+    data["adopted"] = {{"version", a->version},
+                       {"entry", a->entry},
+                       {"generation", a->generation ? nlohmann::json(*a->generation) : nullptr},
+                       {"backup", a->backup}};
+    report.line("adopted cuDNN " + a->version + " from " + a->home + " (" +
+                std::to_string(a->files) + " files) as generation " +
+                std::to_string(a->generation.value_or(0)) + "; originals backed up to " +
+                a->backup);
+  }
+  switch (r.install_said) {
+  case ops::InstallResult::Said::would_install:
+    put_findings(r.findings, report);
+    report.line("would install and activate cuDNN " + r.version.value_or("") + " (CUDA " +
+                std::to_string(r.cuda) + ", " + r.platform + ")");
+    return;
+  case ops::InstallResult::Said::would_not_change:
+    put_findings(r.findings, report);
+    report.line("cuDNN " + r.version.value_or("") + " is already active; nothing to do");
+    return;
+  case ops::InstallResult::Said::switched:
+    break;
+  }
+  if (r.said == ops::Switched::already_active && r.active_generation) {
+    put_findings(r.findings, report);
+    report.line("cuDNN " + r.described + " is already active (generation " +
+                std::to_string(*r.active_generation) + "); nothing to do");
+    return;
+  }
+  put_switch(r, report);
+}
+
+} // namespace
 
 void register_install(CLI::App& app, Action& action) {
   auto o = std::make_shared<ops::InstallOptions>();
@@ -21,12 +82,15 @@ void register_install(CLI::App& app, Action& action) {
   cmd->add_flag("--require-gpu", o->require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   cmd->callback([o, components, &action] {
-    action = [o, components](ops::Context& ctx) -> Status {
+    action = [o, components](ops::Context& ctx, Report& report) -> Status {
       ops::InstallOptions opts = *o;
       if (!components->empty()) {
         TRY_ASSIGN(opts.components, ops::parse_components(*components));
       }
-      return ops::install(ctx, opts);
+      ops::InstallResult r;
+      Status st = ops::install(ctx, opts, r);
+      render(r, report);
+      return st;
     };
   });
 }

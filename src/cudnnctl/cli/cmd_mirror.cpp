@@ -1,11 +1,68 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/commands.hpp"
 #include "ops/mirror.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
+
+using nlohmann::json;
+
+namespace {
+
+json release_json(const ops::MirrorRelease& r) {
+  json archives = json::array();
+  for (const auto& a : r.archives) {
+    const auto& s = a.selection;
+    archives.push_back({{"version", s.version},
+                        {"platform", s.platform},
+                        {"cuda", s.cuda_major},
+                        {"relative_path", s.package.relative_path},
+                        {"sha256", s.package.sha256},
+                        {"size", s.package.size},
+                        {"url", a.urls.front()},
+                        {"state", a.state}});
+  }
+  return {{"label", r.label},     {"version", r.version}, {"file", r.file},
+          {"url", r.url},         {"sha256", r.sha256},   {"pin", r.pin},
+          {"written", r.written}, {"archives", archives}};
+}
+
+void render(const ops::MirrorResult& r, bool dry_run, Report& report) {
+  report.outcome = r;
+  if (!r.planned) {
+    return;
+  }
+  auto& data = report.data();
+  data["to"] = r.to;
+  data["pins_file"] = r.pins_file;
+  if (!r.completed) {
+    return;
+  }
+  json list = json::array();
+  for (const auto& rel : r.releases) {
+    list.push_back(release_json(rel));
+    report.line((dry_run ? "would mirror cuDNN " : "mirrored cuDNN ") + rel.version + " (" +
+                rel.file + ", pin: " + rel.pin + "): " + std::to_string(rel.archives.size()) +
+                " archive(s)");
+  }
+  data["releases"] = list;
+  data["downloaded"] = r.downloaded;
+  data["present"] = r.present;
+  data["downloaded_bytes"] = r.downloaded_bytes;
+  report.line(std::to_string(r.downloaded) +
+              (dry_run ? " archive(s) to download (" : " archive(s) downloaded (") +
+              util::human_bytes(r.downloaded_bytes) + "), " + std::to_string(r.present) +
+              " already present in " + r.to);
+  if (!dry_run) {
+    report.line("site pins: " + r.pins_file + " (copy it to /etc/cudnnctl/pins.d/ on every host)");
+  }
+}
+
+} // namespace
 
 void register_mirror(CLI::App& app, Action& action) {
   auto o = std::make_shared<ops::MirrorOptions>();
@@ -18,7 +75,14 @@ void register_mirror(CLI::App& app, Action& action) {
   cmd->footer("--platform P[,P...] or all (default: this machine); --cuda N (default: every CUDA "
               "variant). Writes DIR/redistrib_<label>.json byte for byte, the archives at their "
               "relative_path, and DIR/cudnnctl-pins.sha256 for /etc/cudnnctl/pins.d/.");
-  cmd->callback([o, &action] { action = [o](ops::Context& ctx) { return ops::mirror(ctx, *o); }; });
+  cmd->callback([o, &action] {
+    action = [o](ops::Context& ctx, Report& report) {
+      ops::MirrorResult r;
+      Status st = ops::mirror(ctx, *o, r);
+      render(r, ctx.dry_run(), report);
+      return st;
+    };
+  });
 }
 
 } // namespace cudnnctl::cli

@@ -1,28 +1,211 @@
 // SPDX-License-Identifier: Apache-2.0
+// `status`, `list`, `history`, `verify`, `smoke`.
 #include "cli/commands.hpp"
+#include "cli/render.hpp"
 #include "ops/query.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
 
+using nlohmann::json;
+
+namespace {
+
+void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report) {
+  report.outcome = r;
+  auto& data = report.data();
+  data["generations"] = r.generations;
+  data["installed"] = r.installed;
+  data["interrupted_transaction"] = r.interrupted;
+  data["rollback_available"] = r.previous.has_value();
+  data["loader_dropin"] = r.loader_dropin ? json(*r.loader_dropin) : json(nullptr);
+  if (r.active) {
+    report.line("active:   cuDNN " + r.active->version + " (CUDA " +
+                std::to_string(r.active->cuda) + ", " + r.active->platform + "), generation " +
+                std::to_string(r.active->generation));
+    report.line("path:     " + r.active->path);
+  } else {
+    report.line("active:   none (no cuDNN managed by cudnnctl under " +
+                ctx.layout().root().string() + ")");
+  }
+  if (r.previous) {
+    report.line("rollback: cuDNN " + r.previous->version + " (CUDA " +
+                std::to_string(r.previous->cuda) + "), generation " +
+                std::to_string(r.previous->generation));
+  }
+  report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
+              std::to_string(r.generations) + " generation(s)");
+  put_dpkg(r.dpkg, report);
+}
+
+void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
+  report.outcome = r;
+  const auto& view = r.view;
+  json installed = json::array();
+  const auto* active = view.active_entry();
+  for (const auto& e : view.entries) {
+    std::vector<int> gens;
+    for (const auto& g : view.generations) {
+      if (g.entry == e.name) {
+        gens.push_back(g.number);
+      }
+    }
+    bool is_active = active && active->name == e.name;
+    installed.push_back({{"version", e.version},
+                         {"label", e.label},
+                         {"cuda", e.cuda_major},
+                         {"platform", e.platform},
+                         {"components", e.components},
+                         {"origin", e.origin},
+                         {"entry", e.name},
+                         {"path", ctx.layout().entry_dir(e.name).string()},
+                         {"generations", gens},
+                         {"active", is_active},
+                         {"created", e.created}});
+    std::vector<std::string> gs;
+    for (int g : gens) {
+      gs.push_back(std::to_string(g));
+    }
+    report.line(std::string(is_active ? "* " : "  ") + store::describe(e) +
+                "  generations: " + (gs.empty() ? "-" : util::join(gs, ",")) + "  " + e.name);
+  }
+  if (view.entries.empty()) {
+    report.line("nothing installed");
+  }
+  report.data()["installed"] = installed;
+  json generations = json::array();
+  for (const auto& g : view.generations) {
+    generations.push_back({{"generation", g.number},
+                           {"entry", g.entry},
+                           {"parent", g.parent ? json(*g.parent) : json(nullptr)},
+                           {"created", g.created},
+                           {"command", g.command},
+                           {"active", view.current == g.number}});
+  }
+  report.data()["generations"] = generations;
+}
+
+void render(const ops::HistoryResult& r, Report& report) {
+  report.outcome = r;
+  report.data()["history"] = r.records;
+  auto ref = [](const json& j) -> std::string {
+    if (!j.is_object()) {
+      return "none";
+    }
+    std::string s = "gen " + std::to_string(j.value("generation", 0));
+    if (j.contains("version")) {
+      s += " (" + j["version"].get<std::string>() + ")";
+    }
+    return s;
+  };
+  for (const auto& rec : r.records) {
+    std::string line = rec.value("time", "?") + "  " +
+                       rec.value("argv", rec.value("command", "?")) + "  " +
+                       rec.value("result", "?");
+    if (rec.contains("from") || rec.contains("to")) {
+      line += "  " + ref(rec.value("from", json())) + " -> " + ref(rec.value("to", json()));
+    }
+    if (rec.contains("message")) {
+      line += "  (" + rec["message"].get<std::string>() + ")";
+    }
+    report.line(line);
+  }
+  if (r.records.empty()) {
+    report.line("no history yet");
+  }
+}
+
+void render(const ops::VerifyResult& r, Report& report) {
+  report.outcome = r;
+  if (r.entry.empty()) {
+    return;
+  }
+  auto& data = report.data();
+  data["entry"] = r.entry;
+  data["checked_files"] = r.checked_files;
+  put_findings(r.findings, report);
+  smoke_lines(r.findings, report);
+  if (!r.completed) {
+    return;
+  }
+  data["problems"] = r.problems;
+  for (const auto& p : r.problems) {
+    report.line("problem: " + p);
+  }
+  if (r.problems.empty()) {
+    report.line("ok: " + std::to_string(r.checked_files) + " recorded files and links of " +
+                r.entry + " match");
+  }
+}
+
+} // namespace
+
 void register_query(CLI::App& app, Action& action) {
   app.add_subcommand("status", "Show the active generation and what rollback would restore")
-      ->callback([&action] { action = ops::status; });
+      ->callback([&action] {
+        action = [](ops::Context& ctx, Report& report) {
+          ops::StatusResult r;
+          Status st = ops::status(ctx, r);
+          if (st) {
+            render(r, ctx, report);
+          }
+          return st;
+        };
+      });
   app.add_subcommand("list", "List installed builds and generations")->callback([&action] {
-    action = ops::list;
+    action = [](ops::Context& ctx, Report& report) {
+      ops::ListResult r;
+      Status st = ops::list(ctx, r);
+      if (st) {
+        render(r, ctx, report);
+      }
+      return st;
+    };
   });
   app.add_subcommand("history", "Show every transaction and how it ended")->callback([&action] {
-    action = ops::history;
+    action = [](ops::Context& ctx, Report& report) {
+      ops::HistoryResult r;
+      Status st = ops::history(ctx, r);
+      if (st) {
+        render(r, report);
+      }
+      return st;
+    };
   });
   auto smoke = std::make_shared<bool>(false);
   auto* verify = app.add_subcommand(
       "verify", "Re-check the active generation against what was recorded at install");
   verify->add_flag("--smoke", *smoke, "Also run the GPU smoke test");
   verify->callback([smoke, &action] {
-    action = [smoke](ops::Context& ctx) { return ops::verify(ctx, *smoke); };
+    action = [smoke](ops::Context& ctx, Report& report) {
+      ops::VerifyResult r;
+      Status st = ops::verify(ctx, *smoke, r);
+      render(r, report);
+      return st;
+    };
   });
+}
+
+void register_smoke(CLI::App& app, Action& action) {
+  app.add_subcommand("smoke",
+                     "Run the GPU smoke test on the active generation (exit 8 if it fails)")
+      ->callback([&action] {
+        action = [](ops::Context& ctx, Report& report) {
+          ops::SmokeTestResult r;
+          Status st = ops::smoke(ctx, r);
+          report.outcome = r;
+          if (!r.entry.empty()) {
+            report.data()["entry"] = r.entry;
+          }
+          put_findings(r.findings, report);
+          smoke_lines(r.findings, report);
+          return st;
+        };
+      });
 }
 
 } // namespace cudnnctl::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/commands.hpp"
+#include "cli/render.hpp"
 #include "ops/activate.hpp"
 
 #include <CLI/CLI.hpp>
@@ -7,15 +8,51 @@
 
 namespace cudnnctl::cli {
 
+namespace {
+
+void render(const ops::RollbackResult& r, Report& report) {
+  report.outcome = r;
+  using Said = ops::RollbackResult::Said;
+  switch (r.said) {
+  case Said::none:
+    break;
+  case Said::would_roll_back:
+    report.line("would roll back to generation " + std::to_string(r.target));
+    break;
+  case Said::already_active:
+    report.line("generation " + std::to_string(r.target) + " is already active; nothing to do");
+    break;
+  case Said::rolled_back:
+    if (const auto& a = r.active) {
+      report.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) +
+                  ", " + a->platform + "), generation " + std::to_string(r.target));
+    }
+    break;
+  }
+}
+
+} // namespace
+
 void register_switch(CLI::App& app, Action& action) {
-  auto use_opts = std::make_shared<ops::InstallOptions>();
+  struct UseOptions {
+    std::string version;
+    gates::Demands demands;
+  };
+  auto use_opts = std::make_shared<UseOptions>();
   auto* use = app.add_subcommand("use", "Activate an installed cuDNN version (new generation)");
   use->add_option("VERSION", use_opts->version, "Installed label or version")->required();
-  use->add_flag("--no-smoke", use_opts->no_smoke, "Skip the GPU smoke test after the switch");
-  use->add_flag("--require-gpu", use_opts->require_gpu,
+  use->add_flag("--no-smoke", use_opts->demands.no_smoke,
+                "Skip the GPU smoke test after the switch");
+  use->add_flag("--require-gpu", use_opts->demands.require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   use->callback([use_opts, &action] {
-    action = [use_opts](ops::Context& ctx) { return ops::use(ctx, use_opts->version, *use_opts); };
+    action = [use_opts](ops::Context& ctx, Report& report) {
+      ops::SwitchResult r;
+      Status st = ops::use(ctx, use_opts->version, use_opts->demands, r);
+      report.outcome = r;
+      put_switch(r, report);
+      return st;
+    };
   });
 
   auto to = std::make_shared<std::optional<int>>();
@@ -23,8 +60,14 @@ void register_switch(CLI::App& app, Action& action) {
       "rollback", "Switch back to the generation active before this one (no network)");
   rb->add_option("--to", *to, "Switch to this generation number instead")
       ->check(CLI::Range(1, 1000000000));
-  rb->callback(
-      [to, &action] { action = [to](ops::Context& ctx) { return ops::rollback(ctx, *to); }; });
+  rb->callback([to, &action] {
+    action = [to](ops::Context& ctx, Report& report) {
+      ops::RollbackResult r;
+      Status st = ops::rollback(ctx, *to, r);
+      render(r, report);
+      return st;
+    };
+  });
 }
 
 } // namespace cudnnctl::cli

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // CLI11 wiring of the subcommands. Each register_* adds one or more subcommands to `app`
-// whose callback stores, in `action`, the one library call that runs the command.
+// whose callback stores, in `action`, the one library call that runs the command and the
+// rendering of its result into the Report the CLI prints.
 #pragma once
 
+#include "cli/output.hpp"
 #include "ops/context.hpp"
 
 #include <functional>
@@ -15,7 +17,7 @@ namespace cudnnctl::cli {
 
 // --- Interface ---
 
-using Action = std::function<Status(ops::Context&)>;
+using Action = std::function<Status(ops::Context&, Report&)>;
 
 void register_install(CLI::App& app, Action& action);
 void register_switch(CLI::App& app, Action& action);   // use, rollback

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
 
@@ -30,17 +31,35 @@ std::string one_line(const std::string& s) {
   return out;
 }
 
+json gen_json(const std::optional<store::GenInfo>& g) {
+  if (!g) {
+    return nullptr;
+  }
+  return json{{"version", g->version},
+              {"cuda", g->cuda},
+              {"platform", g->platform},
+              {"generation", g->generation},
+              {"path", g->path}};
+}
+
 } // namespace
 
-json report_json(const ops::Report& report, const std::optional<Error>& error) {
+Report::Report() : m_data(std::make_unique<json>(json::object())) {}
+Report::~Report() = default;
+Report::Report(Report&&) noexcept = default;
+Report& Report::operator=(Report&&) noexcept = default;
+
+json report_json(const Report& report, const util::Notes* notes,
+                 const std::optional<Error>& error) {
+  static const std::vector<std::string> none;
   json j = {{"ok", !error.has_value()},
-            {"changed", report.changed},
+            {"changed", report.outcome.changed},
             {"command", report.command},
-            {"active", ops::to_json(report.active)},
-            {"previous", ops::to_json(report.previous)},
-            {"actions", report.actions},
-            {"warnings", report.warnings},
-            {"data", report.data.is_object() ? report.data : json::object()}};
+            {"active", gen_json(report.outcome.active)},
+            {"previous", gen_json(report.outcome.previous)},
+            {"actions", notes ? notes->actions() : none},
+            {"warnings", notes ? notes->warnings() : none},
+            {"data", report.data().is_object() ? report.data() : json::object()}};
   if (error) {
     j["error"] = {{"code", code_name(error->code)},
                   {"exit_code", exit_code(error->code)},
@@ -49,11 +68,12 @@ json report_json(const ops::Report& report, const std::optional<Error>& error) {
   return j;
 }
 
-int print_outcome(bool as_json, bool quiet, const ops::Report& report,
+int print_outcome(bool as_json, bool quiet, const Report& report, const util::Notes* notes,
                   const std::optional<Error>& error) {
   if (as_json) {
-    std::cout << report_json(report, error).dump(2, ' ', false, json::error_handler_t::replace)
-              << std::endl;
+    std::cout
+        << report_json(report, notes, error).dump(2, ' ', false, json::error_handler_t::replace)
+        << std::endl;
   } else {
     if (!quiet || error) {
       for (const auto& line : report.lines) {

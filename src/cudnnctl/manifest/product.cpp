@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::manifest::detail {
 

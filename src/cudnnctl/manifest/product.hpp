@@ -6,7 +6,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/version.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,129 +1,77 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/activate.hpp"
 
-#include "ops/postswitch.hpp"
-#include "ops/transaction.hpp"
+#include "gates/postswitch.hpp"
 #include "util/fs.hpp"
-#include "util/hooks.hpp"
 #include "util/strings.hpp"
 
 namespace cudnnctl::ops {
 
-namespace {
-
-// Runs the journaled switch; a failure before the flip undoes what this transaction
-// created, a failure after it reverts to the previous generation (exit 5).
-Status switch_and_check(Context& ctx, store::Journal& jr,
-                        const std::optional<InstallOptions>& checks) {
-  auto st = switch_generation(ctx, jr);
-  if (!st) {
-    auto cur = store::current_generation(ctx.layout());
-    bool flipped = cur && *cur == jr.to_generation;
-    if (flipped) {
-      return fail(revert_switch(ctx, jr, st.error()));
-    }
-    abandon_transaction(ctx, jr, st.error());
-    return st;
+Result<int> activate_new_generation(Context& ctx, txn::Transaction& tx, const std::string& entry,
+                                    const std::string& command,
+                                    const std::optional<gates::Demands>& checks,
+                                    gates::Findings& findings, Outcome& out) {
+  TRY_ASSIGN(int n, tx.create_generation(command)); // 7
+  TRY(tx.flip());                                   // 8-10
+  if (checks) {                                     // 11
+    gates::Env env = gates_env(ctx);
+    TRY(tx.step(gates::post_switch_checks(env, entry, *checks, findings)));
   }
-  if (checks) {
-    if (auto checked = post_switch_checks(ctx, jr.entry, *checks); !checked) {
-      return fail(revert_switch(ctx, jr, checked.error()));
-    }
-  }
-  return {};
+  TRY(tx.commit()); // 12
+  TRY(fill_active(ctx, out));
+  out.changed = true;
+  ctx.action("activated generation " + std::to_string(n) + " (" + entry + ")");
+  return n;
 }
 
-} // namespace
-
-Status switch_to_new_generation(Context& ctx, store::Journal& jr, const StoreView& view,
-                                const std::string& command,
-                                const std::optional<InstallOptions>& checks) {
-  const auto& layout = ctx.layout();
-  TRY_ASSIGN(int n, next_generation_number(ctx, view));
-  jr.to_generation = n;
-  jr.generation_created = true; // owned by this transaction from here on
-  auto created = [&]() -> Status {
-    TRY(store::write_journal(layout, jr));
-    store::Generation gen{n, jr.entry, view.current, util::utc_timestamp(), command};
-    TRY(store::create_generation(layout, gen));
-    TRY(util::hook("after-generation"));
-    // No further record before the flip: the one above names the generation, and recovery
-    // undoes it (current still old) or rolls forward (current names it) from that alone.
-    // Each record is two fsyncs.
-    jr.phase = store::Phase::generation_created;
-    return Status{};
-  }();
-  if (!created) {
-    abandon_transaction(ctx, jr, created.error());
-    return created;
-  }
-  TRY(switch_and_check(ctx, jr, checks));
-  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
-    // Not recorded: the transaction is not complete, so it is undone like any failure
-    // after the switch.
-    return fail(revert_switch(ctx, jr, done.error()));
-  }
-  TRY(fill_active(ctx));
-  ctx.report().changed = true;
-  ctx.action("activated generation " + std::to_string(n) + " (" + jr.entry + ")");
-  return {};
-}
-
-void say_active(Context& ctx) {
-  if (const auto& a = ctx.report().active) {
-    ctx.line("cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " + a->platform +
-             ") is active as generation " + std::to_string(a->generation) + ": " + a->path);
-  }
-}
-
-Status activate_entry_locked(Context& ctx, const std::string& name, const std::string& command,
-                             const InstallOptions& checks) {
-  TRY_ASSIGN(StoreView view, read_store(ctx));
+Status activate_entry_locked(Context& ctx, const txn::Lock& lock, const std::string& name,
+                             const std::string& command, const gates::Demands& demands,
+                             SwitchResult& out) {
+  out.entry = name;
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
   if (!view.entry(name)) {
     return fail(ErrorCode::usage, "store entry " + name + " is not installed");
   }
   if (const auto* active = view.active_entry(); active && active->name == name) {
-    TRY(fill_active(ctx));
-    ctx.line("cuDNN " + describe(*active) + " is already active; nothing to do");
+    fill_active(ctx, view, out);
+    out.described = store::describe(*active);
+    out.said = Switched::already_active;
     return {};
   }
-  store::Journal jr = store::new_journal(util::split(command, ' ').front(), ctx.opts().argv_line);
-  jr.entry = name;
-  jr.from_generation = view.current;
-  jr.phase = store::Phase::entry_committed;
-  // First record: written by switch_to_new_generation before the generation is created.
-  TRY(switch_to_new_generation(ctx, jr, view, command, checks));
-  say_active(ctx);
+  auto verb = util::split(command, ' ').front();
+  TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), txn::Intent::activate(verb, name)));
+  TRY(activate_new_generation(ctx, tx, name, command, demands, out.findings, out));
+  out.said = Switched::activated;
   return {};
 }
 
 Status activate_entry(Context& ctx, const std::string& name, const std::string& command,
-                      const InstallOptions& checks) {
+                      const gates::Demands& demands, SwitchResult& out) {
   if (ctx.dry_run()) {
-    TRY_ASSIGN(StoreView view, read_store(ctx));
-    ctx.report().active = gen_info(ctx, view, view.current);
+    out.entry = name;
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    out.active = gen_info(ctx, view, view.current);
     const auto* active = view.active_entry();
-    ctx.report().changed = !(active && active->name == name);
-    if (ctx.report().changed) {
+    out.changed = !(active && active->name == name);
+    if (out.changed) {
       ctx.action("would activate " + name + " as a new generation");
-      ctx.line("would activate " + name);
-    } else {
-      ctx.line(name + " is already active; nothing to do");
     }
+    out.said = out.changed ? Switched::would_activate : Switched::would_not_change;
     return {};
   }
-  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
-  return activate_entry_locked(ctx, name, command, checks);
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  return activate_entry_locked(ctx, held, name, command, demands, out);
 }
 
-Status use(Context& ctx, const std::string& version_arg, const InstallOptions& checks) {
+Status use(Context& ctx, const std::string& version_arg, const gates::Demands& demands,
+           SwitchResult& out) {
   TRY(recover_pending(ctx)); // plan from a recovered store, not from a crash's leftovers
-  TRY_ASSIGN(StoreView view, read_store(ctx));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
   auto matches = match_entries(ctx, view, version_arg);
   if (matches.empty()) {
     std::vector<std::string> have;
     for (const auto& e : view.entries) {
-      have.push_back(describe(e));
+      have.push_back(store::describe(e));
     }
     return fail(ErrorCode::usage,
                 "cuDNN " + version_arg + " is not installed" +
@@ -136,98 +84,95 @@ Status use(Context& ctx, const std::string& version_arg, const InstallOptions& c
     const auto* active = view.active_entry();
     for (const auto* m : matches) {
       if (active && m->name == active->name) {
-        return activate_entry(ctx, m->name, "use " + version_arg, checks);
+        return activate_entry(ctx, m->name, "use " + version_arg, demands, out);
       }
     }
     std::vector<std::string> names;
     for (const auto* m : matches) {
-      names.push_back(describe(*m));
+      names.push_back(store::describe(*m));
     }
     return fail(ErrorCode::usage, "\"" + version_arg + "\" matches several installed builds: " +
                                       util::join(names, ", ") +
                                       "; give the full version, --cuda or --platform");
   }
-  return activate_entry(ctx, matches.front()->name, "use " + version_arg, checks);
+  return activate_entry(ctx, matches.front()->name, "use " + version_arg, demands, out);
 }
 
-Status rollback(Context& ctx, std::optional<int> to) {
-  auto plan = [&](const StoreView& view) -> Result<int> {
-    if (!view.current) {
-      return fail(ErrorCode::usage, "nothing to roll back: no cuDNN generation is active");
-    }
-    if (to) {
-      if (!view.generation(*to)) {
-        std::vector<std::string> have;
-        for (const auto& g : view.generations) {
-          have.push_back(std::to_string(g.number));
-        }
-        return fail(ErrorCode::usage,
-                    "generation " + std::to_string(*to) +
-                        " does not exist (generations: " + util::join(have, ", ") + ")");
+namespace {
+
+// The generation `rollback [--to N]` goes to from `view`.
+Result<int> rollback_plan(const store::StoreView& view, std::optional<int> to) {
+  if (!view.current) {
+    return fail(ErrorCode::usage, "nothing to roll back: no cuDNN generation is active");
+  }
+  if (to) {
+    if (!view.generation(*to)) {
+      std::vector<std::string> have;
+      for (const auto& g : view.generations) {
+        have.push_back(std::to_string(g.number));
       }
-      return *to;
+      return fail(ErrorCode::usage, "generation " + std::to_string(*to) +
+                                        " does not exist (generations: " + util::join(have, ", ") +
+                                        ")");
     }
-    auto target = store::rollback_target(view.generations, *view.current);
-    if (!target) {
-      return fail(ErrorCode::usage, "nothing to roll back to: generation " +
-                                        std::to_string(*view.current) + " is the oldest there is");
-    }
-    return *target;
-  };
+    return *to;
+  }
+  auto target = store::rollback_target(view.generations, *view.current);
+  if (!target) {
+    return fail(ErrorCode::usage, "nothing to roll back to: generation " +
+                                      std::to_string(*view.current) + " is the oldest there is");
+  }
+  return *target;
+}
+
+} // namespace
+
+Status rollback(Context& ctx, std::optional<int> to, RollbackResult& out) {
   if (ctx.dry_run()) {
-    TRY_ASSIGN(StoreView view, read_store(ctx));
-    TRY_ASSIGN(int target, plan(view));
-    ctx.report().active = gen_info(ctx, view, view.current);
-    ctx.report().previous = gen_info(ctx, view, target);
-    ctx.report().changed = target != *view.current;
-    if (ctx.report().changed) {
-      ctx.action("would switch to generation " + std::to_string(target));
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    TRY_ASSIGN(out.target, rollback_plan(view, to));
+    out.active = gen_info(ctx, view, view.current);
+    out.previous = gen_info(ctx, view, out.target);
+    out.changed = out.target != *view.current;
+    if (out.changed) {
+      ctx.action("would switch to generation " + std::to_string(out.target));
     }
-    ctx.line("would roll back to generation " + std::to_string(target));
+    out.said = RollbackResult::Said::would_roll_back;
     return {};
   }
   // A request the store cannot satisfy is refused before the lock (which creates the state
   // directory): bad input changes nothing. Checked again under the lock.
-  if (!util::exists_nofollow(ctx.layout().journal_file())) {
-    TRY_ASSIGN(StoreView pre, read_store(ctx));
-    TRY(plan(pre));
+  if (nothing_pending(ctx)) {
+    TRY_ASSIGN(store::StoreView pre, read_store(ctx));
+    TRY(rollback_plan(pre, to));
   }
-  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  TRY_ASSIGN(int target, plan(view));
-  if (target == *view.current) {
-    TRY(fill_active(ctx));
-    ctx.line("generation " + std::to_string(target) + " is already active; nothing to do");
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(out.target, rollback_plan(view, to));
+  if (out.target == *view.current) {
+    fill_active(ctx, view, out);
+    out.said = RollbackResult::Said::already_active;
     return {};
   }
-  const auto* g = view.generation(target);
+  const auto* g = view.generation(out.target);
   if (!view.entry(g->entry)) {
-    return fail(ErrorCode::environment, "generation " + std::to_string(target) +
+    return fail(ErrorCode::environment, "generation " + std::to_string(out.target) +
                                             " points at missing store entry " + g->entry +
                                             "; run `cudnnctl verify`");
   }
-  store::Journal jr = store::new_journal("rollback", ctx.opts().argv_line);
-  jr.entry = g->entry;
-  jr.from_generation = view.current;
-  jr.to_generation = target;
-  // The only record before the flip (nothing is created): it names the target generation.
-  jr.phase = store::Phase::switching;
-  TRY(store::write_journal(ctx.layout(), jr));
-  TRY(switch_and_check(ctx, jr, std::nullopt)); // rollback: no post-switch checks
-  if (auto done = finish_transaction(ctx, jr, "ok", ""); !done) {
-    return fail(revert_switch(ctx, jr, done.error()));
-  }
+  const int from = *view.current;
+  TRY_ASSIGN(auto tx, txn::Transaction::begin(held, ctx.site(),
+                                              txn::Intent::rollback(out.target, g->entry)));
+  TRY(tx.flip()); // rollback: no post-switch checks
+  TRY(tx.commit());
   // After the switch, "previous" is where we came from, not the new rollback target.
-  TRY_ASSIGN(StoreView after, read_store(ctx));
-  ctx.report().active = gen_info(ctx, after, after.current);
-  ctx.report().previous = gen_info(ctx, after, jr.from_generation);
-  ctx.report().changed = true;
-  ctx.action("switched from generation " + std::to_string(*jr.from_generation) + " to generation " +
-             std::to_string(target));
-  if (const auto& a = ctx.report().active) {
-    ctx.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " +
-             a->platform + "), generation " + std::to_string(target));
-  }
+  TRY_ASSIGN(store::StoreView after, read_store(ctx));
+  out.active = gen_info(ctx, after, after.current);
+  out.previous = gen_info(ctx, after, from);
+  out.changed = true;
+  out.said = RollbackResult::Said::rolled_back;
+  ctx.action("switched from generation " + std::to_string(from) + " to generation " +
+             std::to_string(out.target));
   return {};
 }
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Switching between what is already in the store: `use VERSION`, `rollback [--to N]`, and
-// the tail every install shares (new generation -> switch -> post-switch checks -> commit).
+// the tail every new generation shares (install, use, adopt, restore: steps 7 to 12 of the
+// protocol table in docs/ARCHITECTURE.md).
 #pragma once
 
+#include "gates/findings.hpp"
 #include "ops/context.hpp"
-#include "ops/install.hpp"
-#include "ops/state.hpp"
-#include "store/journal.hpp"
+#include "txn/transaction.hpp"
 
 #include <optional>
 #include <string>
@@ -15,33 +15,54 @@ namespace cudnnctl::ops {
 
 // --- Interface ---
 
+// How a switch to a stored entry ended, for the human output.
+enum class Switched {
+  none,             // failed before it could say
+  activated,        // a new generation is active
+  already_active,   // nothing to do ("cuDNN <described> is already active")
+  would_activate,   // --dry-run
+  would_not_change, // --dry-run, the entry is active ("<entry> is already active")
+};
+
+struct SwitchResult : Outcome {
+  gates::Findings findings;
+  std::string entry;     // the entry switched to
+  std::string described; // store::describe() of it, for already_active
+  Switched said = Switched::none;
+};
+
 // `use VERSION`: activates an installed entry as a new generation. Not installed, or
 // ambiguous: ErrorCode::usage listing what is installed. Already active: no change.
 [[nodiscard]] Status use(Context& ctx, const std::string& version_arg,
-                         const InstallOptions& checks);
+                         const gates::Demands& demands, SwitchResult& out);
+
+struct RollbackResult : Outcome {
+  int target = 0;
+  enum class Said { none, rolled_back, already_active, would_roll_back } said = Said::none;
+};
 
 // `rollback [--to N]`: switches to the parent of the active generation (or N). Nothing
 // before it / N unknown: ErrorCode::usage. No network, no smoke test.
-[[nodiscard]] Status rollback(Context& ctx, std::optional<int> to);
+[[nodiscard]] Status rollback(Context& ctx, std::optional<int> to, RollbackResult& out);
 
 // Takes the lock and activates store entry `name` as a new generation (dry-run aware).
 [[nodiscard]] Status activate_entry(Context& ctx, const std::string& name,
-                                    const std::string& command, const InstallOptions& checks = {});
+                                    const std::string& command, const gates::Demands& demands,
+                                    SwitchResult& out);
 
 // Same, with the lock already held.
-[[nodiscard]] Status activate_entry_locked(Context& ctx, const std::string& name,
-                                           const std::string& command,
-                                           const InstallOptions& checks);
+[[nodiscard]] Status activate_entry_locked(Context& ctx, const txn::Lock& lock,
+                                           const std::string& name, const std::string& command,
+                                           const gates::Demands& demands, SwitchResult& out);
 
-// Creates generation next for jr.entry (parent: the active one), switches to it, runs the
-// post-switch `checks` unless nullopt (reverting on failure: ErrorCode::rolled_back),
-// commits and fills the report. A failure before the flip undoes what the transaction
-// created (abandon_transaction).
-[[nodiscard]] Status switch_to_new_generation(Context& ctx, store::Journal& jr,
-                                              const StoreView& view, const std::string& command,
-                                              const std::optional<InstallOptions>& checks);
-
-// "cuDNN V (CUDA C, P) is active as generation N: PATH", from the report's active generation.
-void say_active(Context& ctx);
+// Steps 7 to 12 for the transaction's entry `entry`: a new generation (its parent the active
+// one), the flip, the post-switch checks unless `checks` is nullopt (a failure reverts:
+// ErrorCode::rolled_back), the commit; then `out` says what is active. Returns the
+// generation's number.
+[[nodiscard]] Result<int> activate_new_generation(Context& ctx, txn::Transaction& tx,
+                                                  const std::string& entry,
+                                                  const std::string& command,
+                                                  const std::optional<gates::Demands>& checks,
+                                                  gates::Findings& findings, Outcome& out);
 
 } // namespace cudnnctl::ops

@@ -8,10 +8,10 @@
 #include "host/dpkg_owned.hpp"
 #include "host/host.hpp"
 #include "integrate/cuda_home.hpp"
+#include "integrate/home_links.hpp"
 #include "ops/activate.hpp"
 #include "ops/adopt_scan.hpp"
-#include "ops/backup.hpp"
-#include "ops/transaction.hpp"
+#include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/sha256.hpp"
@@ -20,14 +20,11 @@
 
 #include <fcntl.h>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace cudnnctl::ops {
-
-using nlohmann::json;
 
 namespace {
 
@@ -67,15 +64,8 @@ Status copy_file(archive::DestTree& dest, const Candidate& c, const fs::path& ho
 Result<store::EntryInfo> stage_entry(Context& ctx, const AdoptPlan& plan, const fs::path& staging) {
   const auto& layout = ctx.layout();
   TRY_ASSIGN(archive::DestTree dest, archive::DestTree::open(staging));
-  store::EntryInfo info;
-  info.name = plan.entry;
-  info.version = plan.version;
-  info.label = plan.version;
-  info.cuda_major = plan.cuda;
-  info.platform = plan.platform;
-  info.components = plan.components;
-  info.origin = "adopted";
-  info.created = util::utc_timestamp();
+  store::EntryInfo info = store::new_entry_info(plan.entry, plan.version, plan.version, plan.cuda,
+                                                plan.platform, plan.components, "adopted");
   for (const char* sub : {"include", "lib"}) {
     bool any = false;
     for (const auto& c : plan.files) {
@@ -105,8 +95,8 @@ Result<store::EntryInfo> stage_entry(Context& ctx, const AdoptPlan& plan, const 
   return info;
 }
 
-BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
-  BackupMeta m;
+store::BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
+  store::BackupMeta m;
   m.kind = "adopt";
   m.created = util::utc_timestamp();
   m.version = plan.version;
@@ -117,7 +107,7 @@ BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
   m.source_entry = plan.entry;
   m.cuda_home = plan.home.string();
   for (const auto& c : plan.files) {
-    BackupFile f;
+    store::BackupFile f;
     f.member = c.found.path.relative_path().string(); // the original path without "/"
     f.path = c.duplicate ? "" : c.entry_path;
     f.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
@@ -203,121 +193,128 @@ Status sweep_backups(const Context& ctx) {
   return {};
 }
 
-void describe_plan(Context& ctx, const AdoptPlan& plan) {
-  json files = json::array();
+// What the scan found, for the result; its defects and what it left alone are warnings.
+AdoptFound describe_plan(Context& ctx, const AdoptPlan& plan) {
+  AdoptFound d;
   for (const auto& c : plan.files) {
-    files.push_back(c.found.path.string());
+    d.files.push_back(c.found.path.string());
   }
-  auto& d = ctx.report().data;
-  d["cuda_home"] = plan.home.string();
-  d["version"] = plan.version;
-  d["version_source"] = plan.version_source;
-  d["entry"] = plan.entry;
-  d["files"] = files;
-  d["defects"] = plan.defects;
-  d["left_alone"] = plan.left_alone;
+  d.home = plan.home.string();
+  d.version = plan.version;
+  d.version_source = plan.version_source;
+  d.entry = plan.entry;
+  d.defects = plan.defects;
+  d.left_alone = plan.left_alone;
   for (const auto& w : plan.defects) {
     ctx.warn(w);
   }
   for (const auto& w : plan.left_alone) {
     ctx.warn(w);
   }
+  return d;
 }
 
-// The adopt transaction, with the lock held and a non-empty plan.
-Status adopt_locked(Context& ctx, const AdoptPlan& plan) {
+// Step 2 of the adopt table: free space, writable directories, then the backup (first: once
+// anything is replaced, the originals are in a tarball that does not depend on the store).
+Status back_up(Context& ctx, const AdoptPlan& plan, const fs::path& backup) {
   const auto& layout = ctx.layout();
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  store::Journal jr = store::new_journal("adopt", ctx.opts().argv_line);
-  jr.entry = plan.entry;
-  jr.from_generation = view.current;
-  TRY(store::write_journal(layout, jr));
-  auto compression = archive::default_compression();
+  TRY(util::make_dirs(layout.backups_dir(), 0755));
+  TRY(util::make_dirs(layout.store_dir()));
+  TRY(sweep_backups(ctx));
+  TRY(check_space(ctx, plan));
+  TRY(check_replaceable(ctx, plan));
+  for (const auto& c : plan.files) {
+    fs::path d = layout.host(c.found.path.parent_path());
+    if (::access(d.c_str(), W_OK) != 0) {
+      return fail_errno("cannot replace the originals in " + c.found.path.parent_path().string() +
+                            " by links (nothing was changed)",
+                        errno);
+    }
+  }
+  TRY(store::write_backup(backup, adopt_backup_meta(ctx, plan), archive::default_compression()));
+  ctx.action("backed up " + std::to_string(plan.files.size()) + " files to " + backup.string());
+  return util::hook("after-adopt-backup");
+}
+
+// Step 3: the originals, byte for byte, as a store entry.
+Status import_entry(Context& ctx, txn::Transaction& tx, const AdoptPlan& plan) {
+  TRY_ASSIGN(txn::Staging staging, tx.stage());
+  TRY_ASSIGN(store::EntryInfo info, stage_entry(ctx, plan, staging.path()));
+  TRY(staging.seal(info));
+  TRY(tx.publish(std::move(staging)));
+  ctx.action("imported them as store entry " + ctx.layout().entry_dir(plan.entry).string());
+  return {};
+}
+
+// Step 4: the records let the CUDA-home step replace these exact originals by links (their
+// bytes are now in the entry and the backup); written before the switch, so a recovery that
+// rolls forward finishes the replacement.
+Status record_originals(Context& ctx, const AdoptPlan& plan, const fs::path& backup) {
+  const auto& layout = ctx.layout();
+  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+  std::string backup_sys = (fs::path("/var/lib/cudnnctl/backups") / backup.filename()).string();
+  for (const auto& c : plan.files) {
+    std::erase_if(state.adopted, [&](const auto& r) { return r.path == c.found.path.string(); });
+    integrate::AdoptedRecord r;
+    r.path = c.found.path.string();
+    r.entry = plan.entry;
+    r.file = c.entry_path;
+    r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
+    r.mode = c.found.mode;
+    r.size = c.found.size;
+    r.mtime = c.mtime;
+    r.uid = c.uid;
+    r.gid = c.gid;
+    r.sha256 = c.sha256;
+    r.target = c.found.target;
+    r.backup = backup_sys;
+    r.stamp = c.stamp;
+    state.adopted.push_back(std::move(r));
+  }
+  TRY(integrate::write_home_state(layout, state));
+  return util::hook("after-adopt-records");
+}
+
+// The adopt transaction (docs/ARCHITECTURE.md "adopt", steps 1 to 10), with the lock held
+// and a non-empty plan. `backup` is set once the backup is written.
+Result<Adopted> adopt_locked(Context& ctx, const txn::Lock& lock, const AdoptPlan& plan,
+                             std::optional<std::string>& backup_written, Outcome& outcome) {
+  const auto& layout = ctx.layout();
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  auto intent =
+      txn::Intent::build("adopt", plan.entry, "adopting the cuDNN in " + plan.home.string());
+  TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
   std::string hash8 = plan.entry.substr(plan.entry.size() - 8);
   fs::path backup =
       layout.backups_dir() / ("adopt-" + plan.version + "-" + util::compact_utc_timestamp() + "-" +
-                              hash8 + archive::backup_extension(compression));
-  auto run = [&]() -> Status {
-    TRY(util::make_dirs(layout.backups_dir(), 0755));
-    TRY(util::make_dirs(layout.store_dir()));
-    TRY(sweep_backups(ctx));
-    TRY(check_space(ctx, plan));
-    TRY(check_replaceable(ctx, plan));
-    for (const auto& c : plan.files) {
-      fs::path d = layout.host(c.found.path.parent_path());
-      if (::access(d.c_str(), W_OK) != 0) {
-        return fail_errno("cannot replace the originals in " + c.found.path.parent_path().string() +
-                              " by links (nothing was changed)",
-                          errno);
-      }
-    }
-    // The backup comes first: once anything is replaced, the originals are in a tarball
-    // that does not depend on the store.
-    TRY(write_backup(backup, adopt_backup_meta(ctx, plan), compression));
-    ctx.action("backed up " + std::to_string(plan.files.size()) + " files to " + backup.string());
-    TRY(util::hook("after-adopt-backup"));
-    if (!view.entry(plan.entry)) {
-      TRY_ASSIGN(fs::path staging, begin_staging(ctx, jr));
-      TRY_ASSIGN(store::EntryInfo info, stage_entry(ctx, plan, staging));
-      TRY(seal_staging(staging, info));
-      TRY(publish_staging(ctx, jr, staging));
-      ctx.action("imported them as store entry " + layout.entry_dir(plan.entry).string());
-    }
-    // The records let the CUDA-home step replace these exact originals by links (their
-    // bytes are now in the entry and the backup); written before the switch, so a
-    // recovery that rolls forward finishes the replacement.
-    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
-    std::string backup_sys = (fs::path("/var/lib/cudnnctl/backups") / backup.filename()).string();
-    for (const auto& c : plan.files) {
-      std::erase_if(state.adopted, [&](const auto& r) { return r.path == c.found.path.string(); });
-      integrate::AdoptedRecord r;
-      r.path = c.found.path.string();
-      r.entry = plan.entry;
-      r.file = c.entry_path;
-      r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
-      r.mode = c.found.mode;
-      r.size = c.found.size;
-      r.mtime = c.mtime;
-      r.uid = c.uid;
-      r.gid = c.gid;
-      r.sha256 = c.sha256;
-      r.target = c.found.target;
-      r.backup = backup_sys;
-      r.stamp = c.stamp;
-      state.adopted.push_back(std::move(r));
-    }
-    TRY(integrate::write_home_state(layout, state));
-    TRY(util::hook("after-adopt-records"));
-    return {};
-  };
-  if (auto st = run(); !st) {
-    Error e = st.error();
-    e.add_context("adopting the cuDNN in " + plan.home.string());
-    abandon_transaction(ctx, jr, e);
-    return fail(e);
+                              hash8 + archive::backup_extension(archive::default_compression()));
+  TRY(tx.step(back_up(ctx, plan, backup))); // 2
+  if (!view.entry(plan.entry)) {
+    TRY(tx.step(import_entry(ctx, tx, plan))); // 3
   }
-  ctx.report().data["backup"] = backup.string();
-  TRY(switch_to_new_generation(ctx, jr, view, "adopt " + plan.home.string(), std::nullopt));
-  ctx.line("adopted cuDNN " + plan.version + " from " + plan.home.string() + " (" +
-           std::to_string(plan.files.size()) + " files) as generation " +
-           std::to_string(*jr.to_generation) + "; originals backed up to " + backup.string());
-  return {};
+  TRY(tx.step(record_originals(ctx, plan, backup))); // 4
+  backup_written = backup.string();
+  gates::Findings none; // no post-switch checks: adopt imports what it finds
+  TRY_ASSIGN(int n, activate_new_generation(ctx, tx, plan.entry, "adopt " + plan.home.string(),
+                                            std::nullopt, none, outcome)); // 5-10
+  return Adopted{plan.version,      plan.entry,      plan.home.string(),
+                 plan.files.size(), backup.string(), n};
 }
 
 } // namespace
 
-void report_dpkg_cudnn(Context& ctx) {
+std::vector<DpkgPackage> report_dpkg_cudnn(Context& ctx) {
+  std::vector<DpkgPackage> list;
   auto db = host::DpkgDb::load(ctx.layout().root());
   if (!db) {
     ctx.warn("cannot read the dpkg database: " + db.error().message);
-    return;
+    return list;
   }
-  json list = json::array();
   for (const auto& p : db->packages()) {
     if (p.name.find("cudnn") == std::string::npos || !p.present()) {
       continue;
     }
-    list.push_back({{"name", p.name}, {"version", p.version}, {"held", p.held()}});
+    list.push_back({p.name, p.version, p.held()});
     std::string what = "dpkg has " + p.name + " " + p.version + " installed" +
                        (p.held() ? " and held (apt-mark hold)" : "") +
                        ": cudnnctl leaves its files alone; the ld.so cache lists cudnnctl's "
@@ -328,17 +325,16 @@ void report_dpkg_cudnn(Context& ctx) {
       ctx.info(what);
     }
   }
-  if (!list.empty()) {
-    ctx.report().data["dpkg_cudnn_packages"] = list;
-  }
+  return list;
 }
 
-Status adopt_before_install(Context& ctx) {
-  report_dpkg_cudnn(ctx);
+Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out,
+                            Outcome& outcome) {
+  out.dpkg = report_dpkg_cudnn(ctx);
   if (!ctx.config().manage_cuda_home) {
     return {};
   }
-  TRY_ASSIGN(StoreView view, read_store(ctx));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
   TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, ctx.config().cuda_home));
   if (plan.files.empty()) {
     return {};
@@ -350,9 +346,10 @@ Status adopt_before_install(Context& ctx) {
              ok.error().message);
     return {};
   }
-  if (ctx.dry_run()) {
-    ctx.action("would adopt the unmanaged cuDNN " + plan.version + " in " + plan.home.string() +
-               " (" + std::to_string(plan.files.size()) + " files) before installing");
+  std::string what = "the unmanaged cuDNN " + plan.version + " in " + plan.home.string();
+  if (ctx.dry_run() || !lock) {
+    ctx.action("would adopt " + what + " (" + std::to_string(plan.files.size()) +
+               " files) before installing");
     for (const auto& w : plan.defects) {
       ctx.warn(w);
     }
@@ -362,29 +359,30 @@ Status adopt_before_install(Context& ctx) {
            ") in " + plan.home.string() +
            " that cudnnctl does not manage: adopting them first (backup, store entry, "
            "generation) so that nothing is overwritten");
-  ctx.action("adopting the unmanaged cuDNN " + plan.version + " in " + plan.home.string() +
-             " before installing");
+  ctx.action("adopting " + what + " before installing");
   for (const auto& w : plan.defects) {
     ctx.warn(w);
   }
   for (const auto& w : plan.left_alone) {
     ctx.warn(w);
   }
-  TRY_CTX(adopt_locked(ctx, plan), "adopting the cuDNN files cudnnctl does not manage in " +
-                                       plan.home.string() +
-                                       " (install never overwrites them silently; move them "
-                                       "away or set manage_cuda_home = false)");
-  ctx.report().data["adopted"] = {
-      {"version", plan.version},
-      {"entry", plan.entry},
-      {"generation", ctx.report().active ? json(ctx.report().active->generation) : json()},
-      {"backup", ctx.report().data.value("backup", "")}};
+  auto adopted = adopt_locked(ctx, *lock, plan, out.backup, outcome);
+  if (!adopted) {
+    Error e = adopted.error();
+    e.add_context("adopting the cuDNN files cudnnctl does not manage in " + plan.home.string() +
+                  " (install never overwrites them silently; move them away or set "
+                  "manage_cuda_home = false)");
+    return fail(e);
+  }
+  adopted->generation =
+      outcome.active ? std::optional<int>(outcome.active->generation) : std::nullopt;
+  out.adopted = *adopted;
   return {};
 }
 
-Status adopt(Context& ctx, const AdoptOptions& o) {
+Status adopt(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
   if (o.undo) {
-    return adopt_undo(ctx);
+    return adopt_undo(ctx, out);
   }
   if (!ctx.config().manage_cuda_home) {
     return fail(ErrorCode::usage, "CUDA-home management is off (manage_cuda_home = false in " +
@@ -396,7 +394,7 @@ Status adopt(Context& ctx, const AdoptOptions& o) {
                                       home.string() + "\"");
   }
   auto plan_now = [&]() -> Result<AdoptPlan> {
-    TRY_ASSIGN(StoreView view, read_store(ctx));
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
     TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, home));
     if (plan.dirs.real_home.empty()) {
       return fail(ErrorCode::usage, "no CUDA home at " + ctx.layout().host(home).string() +
@@ -406,38 +404,37 @@ Status adopt(Context& ctx, const AdoptOptions& o) {
   };
   if (ctx.dry_run()) {
     TRY_ASSIGN(AdoptPlan plan, plan_now());
-    TRY(fill_active(ctx));
-    describe_plan(ctx, plan);
-    ctx.report().changed = !plan.files.empty();
-    ctx.line(plan.files.empty()
-                 ? "nothing to adopt in " + home.string()
-                 : "would adopt cuDNN " + plan.version + " from " + home.string() + " (" +
-                       std::to_string(plan.files.size()) + " files) as " + plan.entry);
+    TRY(fill_active(ctx, out));
+    out.found = describe_plan(ctx, plan);
+    out.changed = !plan.files.empty();
+    out.said =
+        plan.files.empty() ? AdoptResult::Said::nothing_to_adopt : AdoptResult::Said::would_adopt;
     for (const auto& c : plan.files) {
       ctx.action("would adopt " + c.found.path.string());
     }
     return {};
   }
-  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(AdoptPlan plan, plan_now());
-  describe_plan(ctx, plan);
+  out.found = describe_plan(ctx, plan);
   if (plan.files.empty()) {
     // Nothing new: make sure the links name the active generation (they can be stale after a
     // switch that found the CUDA home read-only). Each link is replaced atomically; the step is
     // idempotent, so no journal is needed.
-    TRY_ASSIGN(StoreView view, read_store(ctx));
-    size_t before = ctx.report().actions.size();
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    size_t before = ctx.notes().actions().size();
     if (const auto* active = view.active_entry()) {
-      TRY(integrate_cuda_home(ctx, active->name));
+      TRY(integrate::link_cuda_home(ctx.layout(), ctx.config(), active->name, ctx.notes()));
     }
-    TRY(fill_active(ctx));
-    ctx.report().changed = ctx.report().actions.size() != before;
-    ctx.line("nothing to adopt in " + home.string() +
-             ": no cuDNN files there that cudnnctl does not manage" +
-             (ctx.report().changed ? " (CUDA-home links repaired)" : ""));
+    TRY(fill_active(ctx, out));
+    out.changed = ctx.notes().actions().size() != before;
+    out.repaired = out.changed;
+    out.said = AdoptResult::Said::nothing_to_adopt;
     return {};
   }
-  return adopt_locked(ctx, plan);
+  TRY_ASSIGN(out.adopted, adopt_locked(ctx, held, plan, out.backup, out));
+  out.said = AdoptResult::Said::adopted;
+  return {};
 }
 
 } // namespace cudnnctl::ops

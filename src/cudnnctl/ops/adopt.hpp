@@ -3,17 +3,16 @@
 // what it leaves alone"):
 // - `adopt [--cuda-home DIR]`: the cuDNN headers and libraries found in the CUDA home that
 //   cudnnctl does not manage are backed up (tarball), imported byte for byte as a store entry
-//   (origin "adopted") and a generation, and replaced by links into that entry.
-// - `adopt --undo`: puts the adopted originals back at their paths as they were (files and
-//   links, modes, times) and deactivates cudnnctl (no `current`, no drop-in, no CUDA-home
-//   links): the machine as it was before cudnnctl. The store and generations are kept.
-// - the CUDA-home step of every switch (links + cudnn.pc), called by integrate_active().
+//   (origin "adopted") and a generation, and replaced by links into that entry (the CUDA-home
+//   step of the switch does that: integrate/home_links.hpp).
+// - `adopt --undo` (adopt_undo.cpp): puts the adopted originals back at their paths as they
+//   were (files and links, modes, times) and deactivates cudnnctl (no `current`, no drop-in,
+//   no CUDA-home links): the machine as it was before cudnnctl. The store and generations are
+//   kept.
 #pragma once
 
 #include "ops/context.hpp"
-#include "ops/state.hpp"
-#include "store/entry.hpp"
-#include "store/journal.hpp"
+#include "txn/transaction.hpp"
 
 #include <optional>
 #include <string>
@@ -28,32 +27,81 @@ struct AdoptOptions {
   bool undo = false;
 };
 
-// `adopt` (or, with options.undo, `adopt --undo`). Nothing to adopt: no change.
-[[nodiscard]] Status adopt(Context& ctx, const AdoptOptions& options);
+// What the scan of a CUDA home found (data.cuda_home, version, ..., left_alone).
+struct AdoptFound {
+  std::string home;
+  std::string version;
+  std::string version_source;
+  std::string entry;
+  std::vector<std::string> files; // the originals' paths
+  std::vector<std::string> defects;
+  std::vector<std::string> left_alone;
+};
 
-// `adopt --undo` (ops/adopt_home.cpp). Nothing adopted: ErrorCode::usage. An original whose
+// One adoption carried out.
+struct Adopted {
+  std::string version;
+  std::string entry;
+  std::string home;
+  size_t files = 0;
+  std::string backup;
+  std::optional<int> generation; // the new generation (set once the switch is done)
+};
+
+struct AdoptResult : Outcome {
+  std::optional<AdoptFound> found;
+  std::optional<std::string> backup; // written (also when the switch then failed)
+  std::optional<Adopted> adopted;
+  std::vector<std::string> restored; // --undo: the originals put back
+  size_t originals = 0;              // --undo --dry-run: how many would be
+  bool repaired = false;             // nothing to adopt, but links were repaired
+  enum class Said {
+    none,
+    nothing_to_adopt, // --dry-run too
+    would_adopt,
+    adopted,
+    would_put_back,
+    put_back
+  } said = Said::none;
+};
+
+// `adopt` (or, with options.undo, `adopt --undo`). Nothing to adopt: no change.
+[[nodiscard]] Status adopt(Context& ctx, const AdoptOptions& options, AdoptResult& out);
+
+// `adopt --undo` (ops/adopt_undo.cpp). Nothing adopted: ErrorCode::usage. An original whose
 // bytes are neither in its store entry nor in its backup: ErrorCode::integrity, nothing
 // changed.
-[[nodiscard]] Status adopt_undo(Context& ctx);
+[[nodiscard]] Status adopt_undo(Context& ctx, AdoptResult& out);
+
+// The release step of `adopt --undo` (the adopted originals back, then forgotten), which
+// cli::run registers with the transaction room (txn::register_release_step).
+[[nodiscard]] txn::ReleaseStep adopted_release_step();
+
+// A cuDNN package dpkg has installed under the root (data.dpkg_cudnn_packages).
+struct DpkgPackage {
+  std::string name;
+  std::string version;
+  bool held = false;
+};
+
+// Warnings about cuDNN packages dpkg has installed (held ones especially) under the root,
+// and the list of them. Read-only (status uses it too).
+[[nodiscard]] std::vector<DpkgPackage> report_dpkg_cudnn(Context& ctx);
+
+// What install found in the CUDA home before it installed.
+struct PreInstall {
+  std::vector<DpkgPackage> dpkg;
+  std::optional<std::string> backup; // of an adoption (data.backup)
+  std::optional<Adopted> adopted;    // finished (data.adopted)
+};
 
 // For `install`, with the lock held: when the CUDA home holds cuDNN files cudnnctl does not
 // manage, adopts them first (and says so) so that nothing is overwritten silently; reports
 // installed/held cuDNN packages of dpkg. No-op when there is nothing to adopt or
-// manage_cuda_home is false. An adoption that cannot be done (unknown version, conflicting
-// copies) fails the install.
-[[nodiscard]] Status adopt_before_install(Context& ctx);
-
-// Warnings about cuDNN packages dpkg has installed (held ones especially) under the root;
-// sets data.dpkg_cudnn_packages. Read-only (status uses it too).
-void report_dpkg_cudnn(Context& ctx);
-
-// The CUDA-home step of integrate_active(): links in the CUDA home name `entry`'s files
-// (none when nullopt), <prefix>/lib/pkgconfig/cudnn.pc follows. Idempotent.
-[[nodiscard]] Status integrate_cuda_home(Context& ctx, const std::optional<std::string>& entry);
-
-// The tail of `adopt --undo` (journal phase `deactivating`), also run by recovery: put the
-// adopted originals back, remove `current`, integrate "nothing active", record history
-// with `result`, clear the journal. Idempotent.
-[[nodiscard]] Status finish_release(Context& ctx, store::Journal& jr, const std::string& result);
+// manage_cuda_home is false; under --dry-run it says what it would adopt. An adoption that
+// cannot be done (unknown version, conflicting copies) fails the install. The adoption's
+// switch is recorded in `outcome` (changed, active, previous).
+[[nodiscard]] Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out,
+                                          Outcome& outcome);
 
 } // namespace cudnnctl::ops

@@ -2,6 +2,7 @@
 #include "ops/adopt_scan.hpp"
 
 #include "host/host.hpp"
+#include "integrate/home_links.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -85,116 +86,85 @@ std::vector<std::string> library_defects(const std::vector<Found>& found) {
   return out;
 }
 
-bool is_takeover(const store::Layout& layout, const StoreView& view, const Found& f,
-                 const std::vector<integrate::AdoptedRecord>& records) {
-  const integrate::AdoptedRecord* rec = nullptr;
-  for (const auto& r : records) {
-    if (r.path == f.path.string()) {
-      rec = &r;
-    }
-  }
-  if (!rec || !view.entry(rec->entry)) {
-    return false;
-  }
-  bool used = std::any_of(view.generations.begin(), view.generations.end(),
-                          [&](const store::Generation& g) { return g.entry == rec->entry; });
-  if (!used) {
-    return false;
-  }
-  if (rec->kind == "symlink") {
-    return f.kind == Found::Kind::symlink && f.target == rec->target;
-  }
-  if (f.kind != Found::Kind::file || f.size != rec->size) {
-    return false;
-  }
-  auto digest = util::sha256_file(layout.host(f.path));
-  return digest && *digest == rec->sha256;
-}
+namespace {
 
-Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path& home) {
-  const auto& layout = ctx.layout();
-  AdoptPlan plan;
-  plan.home = home;
-  plan.dirs = integrate::locate_home(layout, home);
-  if (plan.dirs.real_home.empty()) {
-    return plan;
-  }
-  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
-  std::optional<host::ForeignIndex> foreign;
+// What the scan collects before the plan is decided.
+struct Scan {
   std::vector<Candidate> cands;
   std::map<fs::path, std::vector<Found>> per_dir;
-  // A directory holding anything cudnnctl must not touch (dpkg or alternatives files,
-  // things that are neither files nor links) is left alone as a whole: adopting the rest
-  // would leave a directory that no switch can bring to one consistent build.
-  auto consider = [&](const fs::path& dir, bool headers) -> Status {
-    std::vector<Found> mine;
-    std::vector<std::string> blockers;
-    for (auto& f : integrate::scan_dir(layout, dir, headers)) {
-      if (f.cls == Found::Class::managed || is_takeover(layout, view, f, state.adopted)) {
-        continue;
-      }
-      if (f.kind == Found::Kind::other) {
-        blockers.push_back(f.path.filename().string() + " (not a file or symlink)");
-        continue;
-      }
-      if (!foreign) {
-        foreign = host::ForeignIndex::load(layout.root());
-      }
-      if (auto claim = foreign->claim(f.path)) {
-        blockers.push_back(f.path.filename().string() + " (" + claim->describe() + ")");
-        continue;
-      }
-      mine.push_back(std::move(f));
+};
+
+// The originals of one directory. A directory holding anything cudnnctl must not touch (dpkg
+// or alternatives files, things that are neither files nor links) is left alone as a whole:
+// adopting the rest would leave a directory that no switch can bring to one consistent build.
+Status consider_dir(const store::Layout& layout, const store::StoreView& view,
+                    const integrate::HomeState& state, std::optional<host::ForeignIndex>& foreign,
+                    const fs::path& dir, bool headers, AdoptPlan& plan, Scan& scan) {
+  std::vector<Found> mine;
+  std::vector<std::string> blockers;
+  for (auto& f : integrate::scan_dir(layout, dir, headers)) {
+    if (f.cls == Found::Class::managed || integrate::is_takeover(layout, view, f, state.adopted)) {
+      continue;
     }
-    if (!blockers.empty()) {
-      if (blockers.size() > 3) {
-        blockers.resize(3);
-        blockers.push_back("...");
-      }
-      plan.left_alone.push_back(dir.string() + " holds cuDNN files cudnnctl must never modify (" +
-                                util::join(blockers, ", ") + "): nothing in it is adopted" +
-                                (mine.empty() ? ""
-                                              : " (" + std::to_string(mine.size()) +
-                                                    " other cuDNN files stay as they are)"));
-      return {};
+    if (f.kind == Found::Kind::other) {
+      blockers.push_back(f.path.filename().string() + " (not a file or symlink)");
+      continue;
     }
-    for (auto& f : mine) {
-      Candidate c;
-      c.found = f;
-      c.entry_path = std::string(headers ? "include/" : "lib/") + f.path.filename().string();
-      struct stat st;
-      if (::lstat(layout.host(f.path).c_str(), &st) == 0) {
-        c.mtime = st.st_mtim.tv_sec;
-        c.uid = st.st_uid;
-        c.gid = st.st_gid;
-      }
-      if (f.kind == Found::Kind::file) {
-        // Before the hash: a write while hashing moves ctime past the stamp.
-        c.stamp = util::stamp_of(layout.host(f.path)).value_or(util::FileStamp{});
-        TRY_ASSIGN(c.sha256, util::sha256_file(layout.host(f.path)));
-      }
-      per_dir[dir].push_back(f);
-      cands.push_back(std::move(c));
+    if (!foreign) {
+      foreign = host::ForeignIndex::load(layout.root());
     }
+    if (auto claim = foreign->claim(f.path)) {
+      blockers.push_back(f.path.filename().string() + " (" + claim->describe() + ")");
+      continue;
+    }
+    mine.push_back(std::move(f));
+  }
+  if (!blockers.empty()) {
+    if (blockers.size() > 3) {
+      blockers.resize(3);
+      blockers.push_back("...");
+    }
+    plan.left_alone.push_back(dir.string() + " holds cuDNN files cudnnctl must never modify (" +
+                              util::join(blockers, ", ") + "): nothing in it is adopted" +
+                              (mine.empty() ? ""
+                                            : " (" + std::to_string(mine.size()) +
+                                                  " other cuDNN files stay as they are)"));
     return {};
-  };
-  for (const auto& d : plan.dirs.include_dirs) {
-    TRY(consider(d, true));
   }
-  for (const auto& d : plan.dirs.lib_dirs) {
-    TRY(consider(d, false));
+  for (auto& f : mine) {
+    Candidate c;
+    c.found = f;
+    c.entry_path = std::string(headers ? "include/" : "lib/") + f.path.filename().string();
+    struct stat st;
+    if (::lstat(layout.host(f.path).c_str(), &st) == 0) {
+      c.mtime = st.st_mtim.tv_sec;
+      c.uid = st.st_uid;
+      c.gid = st.st_gid;
+    }
+    if (f.kind == Found::Kind::file) {
+      // Before the hash: a write while hashing moves ctime past the stamp.
+      c.stamp = util::stamp_of(layout.host(f.path)).value_or(util::FileStamp{});
+      TRY_ASSIGN(c.sha256, util::sha256_file(layout.host(f.path)));
+    }
+    scan.per_dir[dir].push_back(f);
+    scan.cands.push_back(std::move(c));
   }
-  // Symlinks: a plain name stays as it is in the entry; a path that resolves to another
-  // original in the same directory kind becomes that name; anything else is left alone.
+  return {};
+}
+
+// Symlinks: a plain name stays as it is in the entry; a path that resolves to another
+// original in the same directory kind becomes that name; anything else leaves its directory
+// alone. Returns the candidates kept.
+std::vector<Candidate> resolve_links(const store::Layout& layout, Scan& scan, AdoptPlan& plan) {
   std::map<fs::path, const Candidate*> by_real;
-  for (const auto& c : cands) {
+  for (const auto& c : scan.cands) {
     if (c.found.kind == Found::Kind::file) {
       by_real[real_host(layout, c.found.path)] = &c;
     }
   }
   std::vector<Candidate> kept;
   std::set<fs::path> blocked;
-  for (auto& c : cands) {
+  for (auto& c : scan.cands) {
     if (c.found.kind == Found::Kind::symlink && c.found.target.find('/') != std::string::npos) {
       fs::path t(c.found.target);
       fs::path abs = t.is_absolute() ? t : c.found.path.parent_path() / t;
@@ -220,13 +190,17 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
   std::erase_if(kept,
                 [&](const Candidate& c) { return blocked.count(c.found.path.parent_path()); });
   for (const auto& d : blocked) {
-    per_dir.erase(d);
+    scan.per_dir.erase(d);
   }
-  for (const auto& [dir, found] : per_dir) {
+  for (const auto& [dir, found] : scan.per_dir) {
     auto d = library_defects(found);
     plan.defects.insert(plan.defects.end(), d.begin(), d.end());
   }
-  // One store path per name: the same bytes found twice (lib64 and lib) are one file.
+  return kept;
+}
+
+// One store path per name: the same bytes found twice (lib64 and lib) are one file.
+Status mark_duplicates(std::vector<Candidate>& kept) {
   std::map<std::string, const Candidate*> by_path;
   for (auto& c : kept) {
     auto [it, fresh] = by_path.emplace(c.entry_path, &c);
@@ -241,12 +215,11 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
     }
     c.duplicate = true;
   }
-  plan.files = std::move(kept);
-  if (plan.files.empty()) {
-    return plan;
-  }
+  return {};
+}
 
-  // Version: cudnn_version.h, else cudnn.h (cuDNN 7 and older), else library file names.
+// Version: cudnn_version.h, else cudnn.h (cuDNN 7 and older), else library file names.
+Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan& plan) {
   std::optional<std::string> lib_version;
   for (const auto& c : plan.files) {
     if (auto v = version_from_library_name(c.found.path.filename().string());
@@ -280,11 +253,15 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
                            " but the libraries are " + *lib_version +
                            " (a mixed install); adopted as it is, recorded as " + plan.version);
   }
+  return {};
+}
 
-  // CUDA major: --cuda, else the toolkit in this home, else the config; unknown is 0.
+// CUDA major: --cuda, else the toolkit in this home, else the config; unknown is 0. Platform:
+// --platform, else the config, else this machine.
+Status find_build(const Context& ctx, const fs::path& home, AdoptPlan& plan) {
   if (ctx.opts().cuda) {
     plan.cuda = *ctx.opts().cuda;
-  } else if (auto tk = host::detect_cuda(layout.root(), home)) {
+  } else if (auto tk = host::detect_cuda(ctx.layout().root(), home)) {
     plan.cuda = tk->major;
   } else if (ctx.config().cuda) {
     plan.cuda = *ctx.config().cuda;
@@ -303,6 +280,12 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
                                    "abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
     return fail(ErrorCode::usage, "invalid platform \"" + plan.platform + "\"");
   }
+  return {};
+}
+
+// Components and the entry name: <version>-cuda<M>-<platform>-adopted-<hash8> of the paths,
+// kinds, sha256s/link texts and modes (the same bytes give the same entry).
+void name_entry(AdoptPlan& plan) {
   std::set<std::string> comps;
   std::string listing;
   for (const auto& c : plan.files) {
@@ -319,6 +302,36 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view, const fs::path
   plan.components.assign(comps.begin(), comps.end());
   plan.entry = plan.version + "-cuda" + std::to_string(plan.cuda) + "-" + plan.platform +
                "-adopted-" + util::sha256_hex(listing).substr(0, 8);
+}
+
+} // namespace
+
+Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const fs::path& home) {
+  const auto& layout = ctx.layout();
+  AdoptPlan plan;
+  plan.home = home;
+  plan.dirs = integrate::locate_home(layout, home);
+  if (plan.dirs.real_home.empty()) {
+    return plan;
+  }
+  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+  std::optional<host::ForeignIndex> foreign;
+  Scan scan;
+  for (const auto& d : plan.dirs.include_dirs) {
+    TRY(consider_dir(layout, view, state, foreign, d, true, plan, scan));
+  }
+  for (const auto& d : plan.dirs.lib_dirs) {
+    TRY(consider_dir(layout, view, state, foreign, d, false, plan, scan));
+  }
+  std::vector<Candidate> kept = resolve_links(layout, scan, plan);
+  TRY(mark_duplicates(kept));
+  plan.files = std::move(kept);
+  if (plan.files.empty()) {
+    return plan;
+  }
+  TRY(find_version(layout, home, plan));
+  TRY(find_build(ctx, home, plan));
+  name_entry(plan);
   return plan;
 }
 

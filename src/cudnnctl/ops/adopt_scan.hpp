@@ -6,7 +6,7 @@
 #include "host/dpkg_owned.hpp"
 #include "integrate/cuda_home.hpp"
 #include "ops/context.hpp"
-#include "ops/state.hpp"
+#include "store/view.hpp"
 #include "util/stamp.hpp"
 
 #include <optional>
@@ -45,15 +45,8 @@ struct AdoptPlan {
 
 // Scans the CUDA home `home` (a path inside the root). Errors: the version cannot be told
 // (ErrorCode::usage), two different files would become one store path (ErrorCode::usage).
-[[nodiscard]] Result<AdoptPlan> plan_adopt(Context& ctx, const StoreView& view,
+[[nodiscard]] Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view,
                                            const fs::path& home);
-
-// True when `f` (not a link into the store) is exactly the original `record` describes and
-// the record's store entry exists and is used by a generation: the CUDA-home step may then
-// replace it by a link.
-[[nodiscard]] bool is_takeover(const store::Layout& layout, const StoreView& view,
-                               const integrate::Found& f,
-                               const std::vector<integrate::AdoptedRecord>& records);
 
 // "9.1.0" from a file name like "libcudnn.so.9.1.0" (also libcudnn_ops.so.9.1.0).
 std::optional<std::string> version_from_library_name(std::string_view name);

@@ -1,122 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/context.hpp"
 
+#include "gates/findings.hpp"
+#include "release/resolve.hpp"
 #include "util/fs.hpp"
-#include "util/toml.hpp"
-
-#include <iostream>
-#include <sys/stat.h>
 
 namespace cudnnctl::ops {
 
-using nlohmann::json;
-
-namespace {
-
-template <typename T> const T* as(const util::TomlEntry& e) {
-  return std::get_if<T>(&e.value);
-}
-
-std::string where(std::string_view source, const util::TomlEntry& e) {
-  return std::string(source) + ":" + std::to_string(e.line) + ": ";
-}
-
-} // namespace
-
-Result<Config> parse_config(std::string_view text, std::string_view source) {
-  TRY_ASSIGN(auto entries, util::parse_toml(text, source));
-  Config c;
-  for (const auto& [key, e] : entries) {
-    auto type_error = [&](const char* expected) {
-      return fail(ErrorCode::usage, where(source, e) + key + " must be " + expected);
-    };
-    if (key == "mirrors") {
-      if (auto v = as<std::vector<std::string>>(e)) {
-        c.mirrors = *v;
-      } else if (auto s = as<std::string>(e)) {
-        c.mirrors = {*s};
-      } else {
-        return type_error("an array of URL strings");
-      }
-    } else if (key == "prefix" || key == "cuda_home" || key == "platform" || key == "cacert") {
-      auto s = as<std::string>(e);
-      if (!s || s->empty()) {
-        return type_error("a non-empty string");
-      }
-      if ((key == "prefix" || key == "cuda_home") && (*s)[0] != '/') {
-        return fail(ErrorCode::usage, where(source, e) + key + " must be an absolute path");
-      }
-      if (key == "prefix") {
-        c.prefix = *s;
-      } else if (key == "cuda_home") {
-        c.cuda_home = *s;
-      } else if (key == "platform") {
-        c.platform = *s;
-      } else {
-        c.cacert = *s;
-      }
-    } else if (key == "require_pin" || key == "manage_cuda_home") {
-      auto b = as<bool>(e);
-      if (!b) {
-        return type_error("true or false");
-      }
-      (key == "require_pin" ? c.require_pin : c.manage_cuda_home) = *b;
-    } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
-               key == "cuda") {
-      auto n = as<int64_t>(e);
-      int64_t max = key == "cuda" ? 99 : 1000000;
-      int64_t min = key == "cuda" || key == "keep_generations" ? 1 : 0;
-      if (!n || *n < min || *n > max) {
-        return type_error(
-            ("an integer from " + std::to_string(min) + " to " + std::to_string(max)).c_str());
-      }
-      if (key == "lock_timeout") {
-        c.lock_timeout = static_cast<double>(*n);
-      } else if (key == "keep_generations") {
-        c.keep_generations = static_cast<int>(*n);
-      } else if (key == "smoke_timeout") {
-        c.smoke_timeout = static_cast<int>(*n);
-      } else {
-        c.cuda = static_cast<int>(*n);
-      }
-    } else {
-      return fail(ErrorCode::usage,
-                  where(source, e) + "unknown key " + key +
-                      " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
-                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home)");
-    }
-  }
-  return c;
-}
-
-Result<Config> load_config(const std::string& root) {
-  fs::path path = util::under_root(root, "/etc/cudnnctl/config.toml");
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return Config{};
-  }
-  auto text = util::read_file(path, 1 << 20);
-  if (!text) {
-    return fail(ErrorCode::usage,
-                "cannot read config " + path.string() + ": " + text.error().message);
-  }
-  return parse_config(*text, path.string());
-}
-
-json to_json(const std::optional<GenInfo>& g) {
-  if (!g) {
-    return nullptr;
-  }
-  return json{{"version", g->version},
-              {"cuda", g->cuda},
-              {"platform", g->platform},
-              {"generation", g->generation},
-              {"path", g->path}};
-}
-
 Context::Context(GlobalOptions options, Config config)
     : m_opts(std::move(options)), m_config(std::move(config)),
-      m_layout(m_opts.root, m_opts.prefix.value_or(m_config.prefix.value_or("/opt/cudnn"))) {}
+      m_layout(m_opts.root, m_opts.prefix.value_or(m_config.prefix.value_or("/opt/cudnn"))),
+      m_notes(util::NoteStyle{!m_opts.json, m_opts.quiet, m_opts.verbose}) {}
 
 std::vector<std::string> Context::mirrors() const {
   if (!m_opts.mirrors.empty()) {
@@ -138,26 +32,17 @@ std::optional<std::string> Context::cacert() const {
   return m_opts.cacert ? m_opts.cacert : m_config.cacert;
 }
 
-void Context::warn(const std::string& message) {
-  for (const auto& w : m_report.warnings) {
-    if (w == message) {
-      return;
-    }
-  }
-  m_report.warnings.push_back(message);
-  if (human() && !m_opts.quiet) {
-    std::cerr << "cudnnctl: warning: " << message << "\n";
-  }
+txn::Site Context::site() {
+  return txn::Site{m_layout, m_config, m_notes, m_opts.argv_line, lock_timeout()};
 }
 
-void Context::action(const std::string& what) {
-  m_report.actions.push_back(what);
+release::Sources sources(const Context& ctx) {
+  return release::Sources{ctx.mirrors(), ctx.opts().manifest, ctx.require_pin(), ctx.cacert(),
+                          ctx.layout().pins_dir()};
 }
 
-void Context::info(const std::string& message, int level) const {
-  if (human() && !m_opts.quiet && m_opts.verbose >= level) {
-    std::cerr << message << "\n";
-  }
+gates::Env gates_env(Context& ctx) {
+  return gates::Env{ctx.layout(), ctx.config(), ctx.notes(), ctx.opts().cuda, ctx.opts().force};
 }
 
 Result<Context> make_context(const GlobalOptions& options) {
@@ -168,8 +53,60 @@ Result<Context> make_context(const GlobalOptions& options) {
     return fail(ErrorCode::usage, "--prefix must be an absolute path inside the root, got \"" +
                                       *options.prefix + "\"");
   }
-  TRY_ASSIGN(Config config, load_config(options.root));
+  TRY_ASSIGN(Config config, store::load_config(options.root));
   return Context(options, std::move(config));
+}
+
+Result<store::StoreView> read_store(Context& ctx) {
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(store::StoreView view, store::read_store(ctx.layout(), warnings));
+  for (const auto& w : warnings) {
+    ctx.warn(w);
+  }
+  return view;
+}
+
+std::optional<GenInfo> gen_info(const Context& ctx, const store::StoreView& view,
+                                std::optional<int> n) {
+  return store::gen_info(ctx.layout(), view, n);
+}
+
+void fill_active(const Context& ctx, const store::StoreView& view, Outcome& out) {
+  auto pair = store::active_pair(ctx.layout(), view);
+  out.active = pair.active;
+  out.previous = pair.previous;
+}
+
+Status fill_active(Context& ctx, Outcome& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  fill_active(ctx, view, out);
+  return {};
+}
+
+std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const store::StoreView& view,
+                                                   const std::string& version_arg) {
+  return store::match_entries(view, version_arg, ctx.opts().cuda, ctx.opts().platform);
+}
+
+Result<txn::Lock> lock(Context& ctx) {
+  TRY_ASSIGN(txn::Lock held, txn::Lock::take(ctx.site()));
+  for (const auto& d : held.recovered()) {
+    ctx.action(d);
+    ctx.info(d);
+  }
+  return held;
+}
+
+Status recover_pending(Context& ctx) {
+  if (ctx.dry_run() || nothing_pending(ctx)) {
+    return {};
+  }
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  return {};
+}
+
+bool nothing_pending(const Context& ctx) {
+  return !util::exists_nofollow(ctx.layout().journal_file());
 }
 
 } // namespace cudnnctl::ops

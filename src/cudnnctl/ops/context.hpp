@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every operation gets: the user's global options, the config under the root, the
-// layout, and the Report that the CLI prints (human text or the --json object).
+// What every command gets: the user's global options, the config under the root, the layout,
+// and the notes (warnings, actions, progress) it makes while it runs. What a command ends
+// with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "store/config.hpp"
 #include "store/layout.hpp"
+#include "store/view.hpp"
+#include "txn/transaction.hpp"
+#include "util/notes.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace cudnnctl::gates {
+struct Env;
+}
+namespace cudnnctl::release {
+struct Sources;
+}
 
 namespace cudnnctl::ops {
 
@@ -40,48 +51,14 @@ struct GlobalOptions {
   std::string argv_line; // the command line, for history and the journal
 };
 
-// /etc/cudnnctl/config.toml under the root. Every key is optional.
-struct Config {
-  std::vector<std::string> mirrors;
-  std::optional<std::string> prefix;
-  std::string cuda_home = "/usr/local/cuda";
-  std::optional<int> cuda;
-  std::optional<std::string> platform;
-  std::optional<std::string> cacert;
-  bool require_pin = false;
-  double lock_timeout = 300;
-  int keep_generations = 3;
-  int smoke_timeout = 120;
-  bool manage_cuda_home = true;
-};
+using store::Config;
+using store::GenInfo;
 
-// Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.
-[[nodiscard]] Result<Config> parse_config(std::string_view text, std::string_view source);
-
-// Reads <root>/etc/cudnnctl/config.toml (missing: defaults).
-[[nodiscard]] Result<Config> load_config(const std::string& root);
-
-// A generation as the contract's "active"/"previous" objects describe it.
-struct GenInfo {
-  std::string version;
-  int cuda = 0;
-  std::string platform;
-  int generation = 0;
-  std::string path; // host path of the store entry
-  std::string entry;
-  std::string origin;
-};
-nlohmann::json to_json(const std::optional<GenInfo>& g);
-
-struct Report {
-  std::string command;
+// What every command's result says first (the contract's "changed", "active", "previous").
+struct Outcome {
   bool changed = false;
   std::optional<GenInfo> active;
   std::optional<GenInfo> previous;
-  std::vector<std::string> actions;
-  std::vector<std::string> warnings;
-  nlohmann::json data = nlohmann::json::object();
-  std::vector<std::string> lines; // human-readable result lines for stdout
 };
 
 class Context {
@@ -91,7 +68,8 @@ public:
   const GlobalOptions& opts() const { return m_opts; }
   const Config& config() const { return m_config; }
   const store::Layout& layout() const { return m_layout; }
-  Report& report() { return m_report; }
+  util::Notes& notes() { return m_notes; }
+  const util::Notes& notes() const { return m_notes; }
 
   // Effective settings: flag, else config, else default.
   std::vector<std::string> mirrors() const;
@@ -99,25 +77,59 @@ public:
   bool require_pin() const;
   std::optional<std::string> cacert() const;
   bool dry_run() const { return m_opts.dry_run; }
-  bool human() const { return !m_opts.json; }
 
-  // A warning: recorded in the report and, in human mode, printed to stderr now.
-  void warn(const std::string& message);
-  // Something done (or, under --dry-run, that would be done): recorded in "actions".
-  void action(const std::string& what);
-  // Progress/diagnostics on stderr (human mode, not -q). Level 1 needs -v.
-  void info(const std::string& message, int level = 0) const;
-  // A result line for stdout (human mode).
-  void line(const std::string& text) { m_report.lines.push_back(text); }
+  // Notes (util/notes.hpp).
+  void warn(const std::string& message) { m_notes.warn(message); }
+  void action(const std::string& what) { m_notes.action(what); }
+  void info(const std::string& message, int level = 0) const { m_notes.info(message, level); }
+
+  // What transactions of this command work on (valid while the Context lives, unmoved).
+  txn::Site site();
 
 private:
   GlobalOptions m_opts;
   Config m_config;
   store::Layout m_layout;
-  Report m_report;
+  util::Notes m_notes;
 };
+
+// Where releases come from for this command (release/resolve.hpp).
+release::Sources sources(const Context& ctx);
+
+// What the gates around a switch read (gates/findings.hpp).
+gates::Env gates_env(Context& ctx);
 
 // Builds the context (loads the config under --root). Error: ErrorCode::usage.
 [[nodiscard]] Result<Context> make_context(const GlobalOptions& options);
+
+// A snapshot of the store; warnings about damaged parts become notes.
+[[nodiscard]] Result<store::StoreView> read_store(Context& ctx);
+
+// GenInfo for generation n of `view` (nullopt when it or its entry is missing).
+std::optional<GenInfo> gen_info(const Context& ctx, const store::StoreView& view,
+                                std::optional<int> n);
+
+// Sets out.active and out.previous (the rollback target) from `view`, or from a fresh
+// snapshot.
+void fill_active(const Context& ctx, const store::StoreView& view, Outcome& out);
+[[nodiscard]] Status fill_active(Context& ctx, Outcome& out);
+
+// Entries matching a VERSION argument, filtered by --cuda/--platform when given.
+std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const store::StoreView& view,
+                                                   const std::string& version_arg);
+
+// Takes the state lock and recovers (txn::Lock::take); what recovery did becomes actions and
+// progress lines.
+[[nodiscard]] Result<txn::Lock> lock(Context& ctx);
+
+// When an interrupted transaction left a journal, takes the lock and recovers now (then
+// releases the lock). For commands that plan from the store before taking the lock: a plan
+// made from a half-finished transaction's leftovers (an entry that recovery then deletes)
+// would be wrong. No-op under --dry-run or without a journal.
+[[nodiscard]] Status recover_pending(Context& ctx);
+
+// True when there is no journal (nothing pending): a plan made now without the lock is worth
+// checking before the lock is taken (which creates the state directory).
+[[nodiscard]] bool nothing_pending(const Context& ctx);
 
 } // namespace cudnnctl::ops

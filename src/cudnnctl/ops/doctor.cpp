@@ -4,10 +4,9 @@
 #include "doctor/compat.hpp"
 #include "doctor/doctor.hpp"
 #include "host/host.hpp"
-#include "ops/inuse.hpp"
+#include "host/inuse.hpp"
 
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 
 namespace cudnnctl::ops {
 
@@ -20,7 +19,7 @@ std::string env_or_empty(const char* name) {
 
 } // namespace
 
-Status doctor(Context& ctx, const DoctorArgs& args) {
+Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   doctor::DoctorOptions o;
   o.root = ctx.opts().root;
   o.prefix = ctx.layout().sys_prefix().string();
@@ -37,16 +36,12 @@ Status doctor(Context& ctx, const DoctorArgs& args) {
   if (auto conda = env_or_empty("CONDA_PREFIX"); !conda.empty() && conda[0] == '/') {
     o.conda_prefix = conda;
   }
-  o.proc_dir = proc_dir();
+  o.proc_dir = host::proc_dir();
   if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
     o.cuda = doctor::ToolkitFacts{tk->major, tk->minor, tk->home.string(), tk->source};
   }
-  TRY_ASSIGN(doctor::DoctorReport report, doctor::run_doctor(o));
-  ctx.report().data = doctor::to_json(report);
-  for (auto& line : doctor::render_text(report, std::string(doctor::cudnnctl_version()))) {
-    ctx.line(line);
-  }
-  int errors = report.count(doctor::Severity::error);
+  TRY_ASSIGN(out.report, doctor::run_doctor(o));
+  int errors = out.report->count(doctor::Severity::error);
   if (errors > 0) {
     return fail(ErrorCode::problems,
                 std::to_string(errors) + " error-level finding(s); each names its fix");

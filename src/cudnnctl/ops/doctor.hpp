@@ -4,6 +4,7 @@
 // finds. Read-only: no lock, no state directory, no file written.
 #pragma once
 
+#include "doctor/model.hpp"
 #include "ops/context.hpp"
 
 #include <optional>
@@ -18,9 +19,12 @@ struct DoctorArgs {
   std::vector<std::string> scan; // --scan: venvs, conda envs, site-packages, library dirs
 };
 
-// Inventory, resolution and findings in report.data ("installs", "resolution", "findings",
-// "headers", "host", "summary") and as human lines. Any error-level finding:
-// ErrorCode::problems (exit 8).
-[[nodiscard]] Status doctor(Context& ctx, const DoctorArgs& args);
+struct DoctorResult : Outcome {
+  std::optional<doctor::DoctorReport> report; // inventory, resolution, findings
+};
+
+// Inventory, resolution and findings (the CLI prints doctor::to_json and doctor::render_text
+// of them). Any error-level finding: ErrorCode::problems (exit 8).
+[[nodiscard]] Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out);
 
 } // namespace cudnnctl::ops

@@ -2,7 +2,6 @@
 #include "ops/env.hpp"
 
 #include "integrate/pkgconfig.hpp"
-#include "ops/state.hpp"
 
 #include <sys/stat.h>
 
@@ -36,17 +35,17 @@ std::string shell_assignment(std::string_view shell, std::string_view name, std:
          (prepend ? "\"${" + n + ":+:$" + n + "}\"" : "") + ";";
 }
 
-Status env(Context& ctx, const EnvOptions& o) {
+Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   if (o.shell != "sh" && o.shell != "fish") {
     return fail(ErrorCode::usage, "--shell must be sh or fish, got \"" + o.shell + "\"");
   }
-  TRY_ASSIGN(StoreView view, read_store(ctx));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
   const auto* e = view.active_entry();
   if (!e) {
     return fail(ErrorCode::usage, "no cuDNN generation is active (run `cudnnctl install VERSION`)");
   }
   const auto& layout = ctx.layout();
-  ctx.report().active = gen_info(ctx, view, view.current);
+  out.active = gen_info(ctx, view, view.current);
   fs::path current = layout.current_link();
   fs::path library;
   std::string major = e->version.substr(0, e->version.find('.'));
@@ -57,13 +56,8 @@ Status env(Context& ctx, const EnvOptions& o) {
       }
     }
   }
-  struct Var {
-    std::string name;
-    std::string value;
-    bool prepend = false;
-  };
-  std::vector<Var> vars = {{"CUDNN_PATH", current.string()},
-                           {"CUDNN_INCLUDE_DIR", (current / "include").string()}};
+  std::vector<EnvVar> vars = {{"CUDNN_PATH", current.string()},
+                              {"CUDNN_INCLUDE_DIR", (current / "include").string()}};
   if (!library.empty()) {
     vars.push_back({"CUDNN_LIBRARY", library.string()});
   } else {
@@ -72,13 +66,10 @@ Status env(Context& ctx, const EnvOptions& o) {
   if (o.ld_library_path) {
     vars.push_back({"LD_LIBRARY_PATH", (layout.entry_dir(e->name) / "lib").string(), true});
   }
-  for (const auto& v : vars) {
-    ctx.report().data[v.name] = v.value;
-    ctx.line(shell_assignment(o.shell, v.name, v.value, v.prepend));
-  }
-  ctx.report().data["pkg_config_path"] = integrate::pkgconfig_file(layout).parent_path().string();
-  ctx.report().data["entry_path"] = layout.entry_dir(e->name).string();
-  ctx.report().data["shell"] = o.shell;
+  out.vars = std::move(vars);
+  out.pkg_config_path = integrate::pkgconfig_file(layout).parent_path().string();
+  out.entry_path = layout.entry_dir(e->name).string();
+  out.shell = o.shell;
   return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudnnctl::ops {
 
@@ -20,9 +21,21 @@ struct EnvOptions {
   bool ld_library_path = false;
 };
 
-// No active generation: ErrorCode::usage. data: the variables by name, plus
-// "pkg_config_path" and "entry_path".
-[[nodiscard]] Status env(Context& ctx, const EnvOptions& options);
+struct EnvVar {
+  std::string name;
+  std::string value;
+  bool prepend = false; // keeps the variable's current value after a ':'
+};
+
+struct EnvResult : Outcome {
+  std::string shell;
+  std::vector<EnvVar> vars;
+  std::string pkg_config_path;
+  std::string entry_path;
+};
+
+// No active generation: ErrorCode::usage.
+[[nodiscard]] Status env(Context& ctx, const EnvOptions& options, EnvResult& out);
 
 // One assignment in the shell's syntax, the value quoted so the shell takes it verbatim.
 // `prepend` keeps the variable's current value after a ':' (LD_LIBRARY_PATH).

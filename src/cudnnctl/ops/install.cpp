@@ -4,15 +4,10 @@
 #include "archive/extract.hpp"
 #include "archive/naming.hpp"
 #include "fetch/fetch.hpp"
-#include "ops/activate.hpp"
-#include "ops/adopt.hpp"
-#include "ops/postswitch.hpp"
-#include "ops/resolve.hpp"
-#include "ops/state.hpp"
-#include "ops/stream_install.hpp"
-#include "ops/transaction.hpp"
-#include "ops/validate_staged.hpp"
-#include "store/history.hpp"
+#include "gates/requirements.hpp"
+#include "gates/staged.hpp"
+#include "release/resolve.hpp"
+#include "release/stream.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/progress.hpp"
@@ -20,14 +15,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace cudnnctl::ops {
-
-using nlohmann::json;
 
 Result<std::vector<std::string>> parse_components(const std::string& list) {
   std::vector<std::string> out;
@@ -73,11 +66,6 @@ std::string lower_hex(std::string s) {
   return s;
 }
 
-json archive_json(const manifest::Selection& s, const std::string& url) {
-  return {{"version", s.version}, {"cuda", s.cuda_major},       {"platform", s.platform},
-          {"url", url},           {"sha256", s.package.sha256}, {"size", s.package.size}};
-}
-
 Status check_free_space(const fs::path& dir, uint64_t needed) {
   struct statvfs st;
   if (::statvfs(dir.c_str(), &st) != 0) {
@@ -93,18 +81,29 @@ Status check_free_space(const fs::path& dir, uint64_t needed) {
   return {};
 }
 
-// Downloads (or reads) the archive and extracts it into a new staging directory in one
-// pass, then publishes it as the store entry `name` once size and sha256 matched. Journal
-// phases: prepare (staging named before the first byte) -> entry-committed.
-Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, const Resolved& r,
-                   const std::vector<std::string>& components) {
-  const auto& layout = ctx.layout();
-  const auto& sel = r.selection;
-  const auto& pkg = sel.package;
-  TRY_ASSIGN(fs::path staging, begin_staging(ctx, jr));
-  uint64_t needed = pkg.size * 2;
-  TRY(check_free_space(layout.store_dir(), needed));
+// -vv: where the time goes (docs/BENCHMARKS.md), in seconds since the stream began.
+struct Timing {
+  const Context& ctx;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  void operator()(const char* what) const {
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
+  }
+};
 
+struct Streamed {
+  std::vector<archive::Entry> entries;
+  std::string url; // where the bytes came from
+};
+
+// One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
+// from the cache or --archive), hashed, and extracted into `staging` at the same time. What
+// was extracted is trusted only once size and sha256 matched.
+Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const InstallOptions& o,
+                                const release::Resolved& r,
+                                const std::vector<std::string>& components,
+                                std::optional<Timing>& timing) {
+  const auto& pkg = r.selection.package;
   const std::string file_name = fs::path(pkg.relative_path).filename().string();
   const bool cached = !o.archive && util::exists_nofollow(ctx.layout().cache_dir() /
                                                           (lower_hex(pkg.sha256) + ".tar.xz"));
@@ -113,7 +112,7 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
                            : cached  ? "cache"
                                      : "download",
                            "extract"});
-  StreamExtractOptions so;
+  release::StreamExtractOptions so;
   so.extract.expected_top = archive::archive_top_name(pkg.relative_path);
   // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
   // about 2.5x), with a floor for tiny archives. Not size*16 + 64 MiB: that let a 10 KB
@@ -126,13 +125,8 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
   so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
   so.expected_size = pkg.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, pkg.size); };
-  StreamExtractor extractor(staging, std::move(so));
-  // -vv: where the time goes (docs/BENCHMARKS.md).
-  const auto t0 = std::chrono::steady_clock::now();
-  auto timing = [&](const char* what) {
-    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-    ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
-  };
+  release::StreamExtractor extractor(staging, std::move(so));
+  timing.emplace(Timing{ctx});
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
   fetch::StreamSink sink = extractor.sink();
   sink.restart = [&]() -> Status {
@@ -140,54 +134,48 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
              "extracting again");
     return extractor.sink().restart();
   };
-
   // Download (or read), hash and extract in one pass. Until the digest matched, the bytes
   // and what the extractor made of them are untrusted; a refused entry is final only then.
-  std::string url;
+  Streamed out;
   if (o.archive) {
     ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) + ")");
-    TRY(stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
+    TRY(release::stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
     ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
-    url = "file://" + fs::absolute(*o.archive).string();
+    out.url = "file://" + fs::absolute(*o.archive).string();
   } else {
     ctx.info((cached ? "extracting " + file_name + " from the cache"
                      : "downloading and extracting " + file_name) +
              " (" + util::human_bytes(pkg.size) + ")");
     fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
-    fetch::Options fo = fetch_options(ctx);
+    fetch::Options fo = release::fetch_options(sources(ctx));
     fo.progress = on_bytes;
-    TRY(fetch::fetch_archive(req, layout.cache_dir(), fo, &sink));
+    TRY(fetch::fetch_archive(req, ctx.layout().cache_dir(), fo, &sink));
     ctx.action("downloaded and verified " + file_name);
-    url = r.archive_urls.front();
+    out.url = r.archive_urls.front();
   }
   progress.complete(0);
-  timing("archive verified");
+  (*timing)("archive verified");
   TRY(util::hook("after-download"));
-  TRY_ASSIGN(auto entries, extractor.finish());
-  timing("extraction done");
+  TRY_ASSIGN(out.entries, extractor.finish());
+  (*timing)("extraction done");
   progress.update(1, pkg.size, pkg.size);
   progress.complete(1);
   progress.finish(true);
   TRY(util::hook("after-extract"));
+  return out;
+}
 
-  TRY(validate_staged(ctx, staging, sel, components));
-  timing("validated");
-
-  store::EntryInfo info;
-  info.name = jr.entry;
-  info.version = sel.version;
-  info.label = sel.label;
-  info.cuda_major = sel.cuda_major;
-  info.platform = sel.platform;
-  info.components = components;
-  info.origin = "installed";
-  info.created = util::utc_timestamp();
-  info.archive = store::ArchiveInfo{url, pkg.sha256, pkg.size};
+// The metadata of the entry the archive became: every file's sha256 as extracted.
+store::EntryInfo entry_info(const std::string& name, const manifest::Selection& sel,
+                            const std::vector<std::string>& components, const Streamed& s) {
+  store::EntryInfo info = store::new_entry_info(name, sel.version, sel.label, sel.cuda_major,
+                                                sel.platform, components, "installed");
+  info.archive = store::ArchiveInfo{s.url, sel.package.sha256, sel.package.size};
   std::map<std::string, const archive::Entry*> by_path;
-  for (const auto& e : entries) {
+  for (const auto& e : s.entries) {
     by_path[e.path] = &e;
   }
-  for (const auto& e : entries) {
+  for (const auto& e : s.entries) {
     store::FileRecord f;
     f.path = e.path;
     f.mode = e.mode;
@@ -214,151 +202,191 @@ Status build_entry(Context& ctx, store::Journal& jr, const InstallOptions& o, co
     }
     info.files.push_back(std::move(f));
   }
-  TRY(seal_staging(staging, info));
-  timing("staging synced");
-  TRY(publish_staging(ctx, jr, staging));
-  timing("entry published");
+  return info;
+}
+
+// Steps 2 to 6 of the protocol table: staging, the one pass, pre-switch validation, the
+// sealed tree published as the store entry.
+Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
+                   const release::Resolved& r, const std::vector<std::string>& components,
+                   const std::string& name, gates::Findings& findings) {
+  TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
+  TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
+  std::optional<Timing> timing;
+  TRY_ASSIGN(Streamed s, stream_archive(ctx, staging.path(), o, r, components, timing)); // 3
+  gates::Env env = gates_env(ctx);
+  TRY(gates::validate_staged(env, staging.path(), r.selection, components, findings)); // 4
+  (*timing)("validated");
+  store::EntryInfo info = entry_info(name, r.selection, components, s);
+  TRY(staging.seal(info)); // 5
+  (*timing)("staging synced");
+  TRY(tx.publish(std::move(staging))); // 6
+  (*timing)("entry published");
   struct rusage self {};
   if (::getrusage(RUSAGE_SELF, &self) == 0) {
     // This process only: the validation probe (a child that loads the candidate libraries)
     // is not the streaming pipeline.
     ctx.info("timing: peak RSS " + std::to_string(self.ru_maxrss) + " KiB", 2);
   }
-  ctx.action("extracted " + describe(info) + " into " + layout.entry_dir(jr.entry).string());
+  ctx.action("extracted " + store::describe(info) + " into " +
+             ctx.layout().entry_dir(name).string());
+  return {};
+}
+
+// The new entry as one transaction (protocol table, steps 1 to 12).
+Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
+                   const release::Resolved& r, const std::vector<std::string>& components,
+                   const std::string& name, InstallResult& out) {
+  auto intent = txn::Intent::build("install", name, "installing cuDNN " + r.selection.version);
+  TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
+  TRY(tx.step(build_entry(ctx, tx, o, r, components, name, out.findings)));          // 2-6
+  TRY(activate_new_generation(ctx, tx, name, "install " + o.version, o.demands(), out.findings,
+                              out)); // 7-12
+  out.said = Switched::activated;
+  return {};
+}
+
+// Already in the store? Then no network is needed: a no-op or a switch to that entry.
+// Returns nullopt when the install must resolve and download.
+std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
+                                     const release::Target& target,
+                                     const std::vector<std::string>& components,
+                                     InstallResult& out) {
+  auto view = read_store(ctx);
+  if (!view) {
+    return fail(view.error());
+  }
+  std::vector<const store::EntryInfo*> local;
+  for (const auto* e : match_entries(ctx, *view, o.version)) {
+    bool same = e->platform == target.platform && e->components == components &&
+                e->origin == "installed" && (!target.cuda || e->cuda_major == *target.cuda);
+    if (same) {
+      local.push_back(e);
+    }
+  }
+  const auto* active = view->active_entry();
+  for (const auto* e : local) {
+    if (active && e->name == active->name) {
+      fill_active(ctx, *view, out);
+      out.entry = e->name;
+      out.version = e->version;
+      if (e->archive) {
+        out.archive = ArchiveRef{e->version,      e->cuda_major,      e->platform,
+                                 e->archive->url, e->archive->sha256, e->archive->size};
+      }
+      out.described = store::describe(*e);
+      out.active_generation = view->current;
+      out.said = Switched::already_active;
+      return Status{};
+    }
+  }
+  if (local.size() != 1 && (local.size() <= 1 || !target.cuda)) {
+    return std::nullopt;
+  }
+  const store::EntryInfo& e = *local.front();
+  ctx.info("cuDNN " + store::describe(e) + " is already in the store; activating it");
+  out.entry = e.name;
+  out.version = e.version;
+  // The same requirements as a download of that build (CUDA toolkit, driver,
+  // --require-gpu): being in the store does not make it fit this host.
+  manifest::Selection sel;
+  sel.label = e.label;
+  sel.version = e.version;
+  sel.platform = e.platform;
+  sel.cuda_major = e.cuda_major;
+  gates::Env env = gates_env(ctx);
+  if (auto ok = gates::check_requirements(env, sel, o.demands(), out.findings); !ok) {
+    return ok;
+  }
+  auto activate = [&]() -> Status {
+    const std::string command = "install " + o.version;
+    if (ctx.dry_run()) {
+      TRY(adopt_before_install(ctx, nullptr, out.adoption, out)); // says what it would adopt
+      return activate_entry(ctx, e.name, command, o.demands(), out);
+    }
+    TRY_ASSIGN(txn::Lock held, lock(ctx));
+    TRY(adopt_before_install(ctx, &held, out.adoption, out)); // never overwrite them silently
+    return activate_entry_locked(ctx, held, e.name, command, o.demands(), out);
+  };
+  return activate();
+}
+
+// --dry-run of an install that needs the archive: what would happen, nothing written.
+Status install_dry_run(Context& ctx, const release::Resolved& r, const std::string& name,
+                       InstallResult& out) {
+  const auto& sel = r.selection;
+  TRY(adopt_before_install(ctx, nullptr, out.adoption, out)); // says what it would adopt
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  out.active = gen_info(ctx, view, view.current);
+  bool present = view.entry(name) != nullptr;
+  const auto* active = view.active_entry();
+  out.changed = !(active && active->name == name);
+  if (out.changed) {
+    if (!present) {
+      ctx.action("would download " + r.archive_urls.front());
+      ctx.action("would install cuDNN " + sel.version + " (CUDA " + std::to_string(sel.cuda_major) +
+                 ", " + sel.platform + ") as " + name);
+    }
+    ctx.action("would activate " + name + " as a new generation");
+  }
+  out.install_said =
+      out.changed ? InstallResult::Said::would_install : InstallResult::Said::would_not_change;
   return {};
 }
 
 } // namespace
 
-Status install(Context& ctx, const InstallOptions& o) {
-  TRY(parse_version_arg(o.version));
+Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
+  TRY(release::parse_version_arg(o.version));
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
-  TRY_ASSIGN(Target target, resolve_target(ctx));
+  TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),
+                                                             ctx.opts().platform, ctx.opts().cuda));
   TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
-  ctx.report().data["requested"] = o.version;
-
-  // Already installed? Then no network is needed: a no-op or a switch to that entry.
-  {
-    TRY_ASSIGN(StoreView view, read_store(ctx));
-    std::vector<const store::EntryInfo*> local;
-    for (const auto* e : match_entries(ctx, view, o.version)) {
-      bool same = e->platform == target.platform && e->components == components &&
-                  e->origin == "installed" && (!target.cuda || e->cuda_major == *target.cuda);
-      if (same) {
-        local.push_back(e);
-      }
-    }
-    const auto* active = view.active_entry();
-    for (const auto* e : local) {
-      if (active && e->name == active->name) {
-        ctx.report().active = gen_info(ctx, view, view.current);
-        ctx.report().previous =
-            gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
-        ctx.report().data["entry"] = e->name;
-        ctx.report().data["version"] = e->version;
-        if (e->archive) {
-          ctx.report().data["archive"] = {
-              {"version", e->version},  {"cuda", e->cuda_major},        {"platform", e->platform},
-              {"url", e->archive->url}, {"sha256", e->archive->sha256}, {"size", e->archive->size}};
-        }
-        ctx.line("cuDNN " + describe(*e) + " is already active (generation " +
-                 std::to_string(*view.current) + "); nothing to do");
-        return {};
-      }
-    }
-    if (local.size() == 1 || (local.size() > 1 && target.cuda)) {
-      const store::EntryInfo& e = *local.front();
-      ctx.info("cuDNN " + describe(e) + " is already in the store; activating it");
-      ctx.report().data["entry"] = e.name;
-      ctx.report().data["version"] = e.version;
-      // The same requirements as a download of that build (CUDA toolkit, driver,
-      // --require-gpu): being in the store does not make it fit this host.
-      manifest::Selection sel;
-      sel.label = e.label;
-      sel.version = e.version;
-      sel.platform = e.platform;
-      sel.cuda_major = e.cuda_major;
-      TRY(check_requirements(ctx, sel, o));
-      if (ctx.dry_run()) {
-        TRY(adopt_before_install(ctx)); // says what it would adopt, changes nothing
-        return activate_entry(ctx, e.name, "install " + o.version, o);
-      }
-      TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
-      TRY(adopt_before_install(ctx)); // as below: never overwrite unmanaged files silently
-      return activate_entry_locked(ctx, e.name, "install " + o.version, o);
-    }
+  out.requested = o.version;
+  if (auto done = install_stored(ctx, o, target, components, out)) {
+    return *done;
   }
-
   if (!target.cuda) {
     ctx.warn("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
              "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
   } else {
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
   }
-  TRY_ASSIGN(Resolved r, resolve_release(ctx, o.version, target));
+  TRY_ASSIGN(release::Resolved r,
+             release::resolve_release(sources(ctx), ctx.notes(), o.version, target));
   const auto& sel = r.selection;
   std::string name = store::entry_name(sel.version, sel.cuda_major, sel.platform, components);
-  ctx.report().data["archive"] = archive_json(sel, r.archive_urls.front());
-  ctx.report().data["entry"] = name;
-  ctx.report().data["version"] = sel.version;
-  ctx.report().data["components"] = components;
-
-  TRY(check_requirements(ctx, sel, o));
-
+  out.archive =
+      ArchiveRef{sel.version,        sel.cuda_major,  sel.platform, r.archive_urls.front(),
+                 sel.package.sha256, sel.package.size};
+  out.entry = name;
+  out.version = sel.version;
+  out.components = components;
+  out.platform = sel.platform;
+  out.cuda = sel.cuda_major;
+  gates::Env env = gates_env(ctx);
+  TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
   if (ctx.dry_run()) {
-    TRY(adopt_before_install(ctx)); // says what it would adopt, changes nothing
-    TRY_ASSIGN(StoreView view, read_store(ctx));
-    ctx.report().active = gen_info(ctx, view, view.current);
-    bool present = view.entry(name) != nullptr;
-    const auto* active = view.active_entry();
-    ctx.report().changed = !(active && active->name == name);
-    if (ctx.report().changed) {
-      if (!present) {
-        ctx.action("would download " + r.archive_urls.front());
-        ctx.action("would install cuDNN " + sel.version + " (CUDA " +
-                   std::to_string(sel.cuda_major) + ", " + sel.platform + ") as " + name);
-      }
-      ctx.action("would activate " + name + " as a new generation");
-    }
-    ctx.line(ctx.report().changed ? "would install and activate cuDNN " + sel.version + " (CUDA " +
-                                        std::to_string(sel.cuda_major) + ", " + sel.platform + ")"
-                                  : "cuDNN " + sel.version + " is already active; nothing to do");
-    return {};
+    return install_dry_run(ctx, r, name, out);
   }
-
-  TRY_ASSIGN(util::LockFile lock, begin_mutation(ctx));
-  TRY(adopt_before_install(
-      ctx)); // unmanaged cuDNN in the CUDA home: adopted first, never overwritten
-  TRY_ASSIGN(StoreView view, read_store(ctx));
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  // Unmanaged cuDNN in the CUDA home: adopted first, never overwritten.
+  TRY(adopt_before_install(ctx, &held, out.adoption, out));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
   // Check again under the lock: another cudnnctl may have done the work meanwhile.
   if (const auto* active = view.active_entry(); active && active->name == name) {
-    ctx.report().active = gen_info(ctx, view, view.current);
-    ctx.report().previous =
-        gen_info(ctx, view, store::rollback_target(view.generations, *view.current));
-    ctx.line("cuDNN " + describe(*active) + " is already active; nothing to do");
+    fill_active(ctx, view, out);
+    out.described = store::describe(*active);
+    out.said = Switched::already_active;
     return {};
   }
   if (view.entry(name)) {
-    return activate_entry_locked(ctx, name, "install " + o.version, o);
+    return activate_entry_locked(ctx, held, name, "install " + o.version, o.demands(), out);
   }
-
-  store::Journal jr = store::new_journal("install", ctx.opts().argv_line);
-  jr.entry = name;
-  jr.from_generation = view.current;
-  TRY(store::write_journal(ctx.layout(), jr));
-  if (auto st = build_entry(ctx, jr, o, r, components); !st) {
-    // Nothing was activated: undo what this transaction published and clear the journal.
-    Error e = st.error();
-    e.add_context("installing cuDNN " + sel.version);
-    abandon_transaction(ctx, jr, e);
-    return fail(e);
-  }
-  TRY(switch_to_new_generation(ctx, jr, view, "install " + o.version, o));
-  say_active(ctx);
-  return {};
+  return install_new(ctx, held, o, r, components, name, out);
 }
 
 } // namespace cudnnctl::ops

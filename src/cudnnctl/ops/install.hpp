@@ -3,8 +3,12 @@
 // validate, publish the store entry, create a generation, switch, check, commit.
 #pragma once
 
+#include "gates/findings.hpp"
+#include "ops/activate.hpp"
+#include "ops/adopt.hpp"
 #include "ops/context.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +23,41 @@ struct InstallOptions {
   std::vector<std::string> components; // empty = default (runtime, headers)
   bool no_smoke = false;
   bool require_gpu = false;
+
+  [[nodiscard]] gates::Demands demands() const { return {components, no_smoke, require_gpu}; }
 };
 
 // Parses "--components runtime,headers,static" into a sorted set; unknown names:
 // ErrorCode::usage listing the valid ones.
 [[nodiscard]] Result<std::vector<std::string>> parse_components(const std::string& list);
 
-[[nodiscard]] Status install(Context& ctx, const InstallOptions& options);
+// The archive an install uses (data.archive).
+struct ArchiveRef {
+  std::string version;
+  int cuda = 0;
+  std::string platform;
+  std::string url;
+  std::string sha256;
+  uint64_t size = 0;
+};
+
+struct InstallResult : SwitchResult {
+  std::optional<std::string> requested; // VERSION as given
+  std::optional<std::string> version;   // the full version it resolved to
+  std::optional<ArchiveRef> archive;
+  std::optional<std::vector<std::string>> components;
+  PreInstall adoption;                  // what install found in the CUDA home first
+  std::optional<int> active_generation; // already_active: the generation, for the message
+  enum class Said {
+    switched,        // SwitchResult::said tells
+    would_install,   // --dry-run: "would install and activate cuDNN ..."
+    would_not_change // --dry-run: "cuDNN <version> is already active"
+  } install_said = Said::switched;
+  std::string platform; // would_install
+  int cuda = 0;         // would_install
+};
+
+// The whole install (dry-run aware); `out` is filled as far as it got.
+[[nodiscard]] Status install(Context& ctx, const InstallOptions& options, InstallResult& out);
 
 } // namespace cudnnctl::ops

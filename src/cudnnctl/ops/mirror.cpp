@@ -6,7 +6,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
-#include "ops/resolve.hpp"
+#include "release/resolve.hpp"
 #include "util/fs.hpp"
 #include "util/lock.hpp"
 #include "util/sha256.hpp"
@@ -20,29 +20,7 @@
 
 namespace cudnnctl::ops {
 
-using nlohmann::json;
-
 namespace {
-
-// One archive to place in DIR.
-struct MirrorArchive {
-  manifest::Selection selection;
-  std::vector<std::string> urls; // beside the manifest first, then the other mirrors
-  std::string state;             // "present", "downloaded", "would download"
-};
-
-// One manifest to copy into DIR, with the archives selected from it.
-struct MirrorRelease {
-  std::string file; // "redistrib_9.1.0.json", the name that answered
-  std::string label;
-  std::string version;
-  std::string bytes; // exactly as served
-  std::string sha256;
-  std::string url;
-  std::string pin; // "built-in", "site", "mirror directory", "none"
-  std::vector<MirrorArchive> archives;
-  bool written = false;
-};
 
 // The platforms to mirror: --platform (comma-separated, or "all"), else the config's, else
 // this machine's. An empty result means "all".
@@ -81,11 +59,12 @@ Result<std::vector<std::string>> wanted_platforms(const Context& ctx) {
 Result<MirrorRelease> fetch_release(Context& ctx, const std::string& version_arg,
                                     const manifest::PinSet& pins,
                                     std::vector<std::string> platforms) {
-  TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
+  TRY_ASSIGN(manifest::Version wanted, release::parse_version_arg(version_arg));
   TRY_ASSIGN(fetch::Fetched got,
-             fetch_manifest(ctx, ctx.mirrors(), manifest_names(wanted), version_arg, pins));
+             release::fetch_manifest(sources(ctx), ctx.notes(), ctx.mirrors(),
+                                     release::manifest_names(wanted), version_arg, pins));
   TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(got.bytes, got.url));
-  TRY(check_manifest_matches(m, wanted, got.url));
+  TRY(release::check_manifest_matches(m, wanted, got.url));
   MirrorRelease r;
   r.url = got.url;
   r.file = got.url.substr(got.url.rfind('/') + 1);
@@ -214,27 +193,98 @@ std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelea
   return text;
 }
 
-json release_json(const MirrorRelease& r) {
-  json archives = json::array();
-  for (const auto& a : r.archives) {
-    const auto& s = a.selection;
-    archives.push_back({{"version", s.version},
-                        {"platform", s.platform},
-                        {"cuda", s.cuda_major},
-                        {"relative_path", s.package.relative_path},
-                        {"sha256", s.package.sha256},
-                        {"size", s.package.size},
-                        {"url", a.urls.front()},
-                        {"state", a.state}});
+} // namespace
+
+namespace {
+
+// --dry-run: what would be downloaded and written.
+Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
+                 const manifest::PinSet& dir_pins, MirrorResult& out) {
+  for (auto& r : out.releases) {
+    for (auto& a : r.archives) {
+      TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
+      bool have = verified_copy(ctx, dest, a.selection.package);
+      a.state = have ? "present" : "would download";
+      if (have) {
+        ++out.present;
+      } else {
+        ++out.downloaded;
+        out.downloaded_bytes += a.selection.package.size;
+        ctx.action("would download " + a.urls.front() + " to " + dest.string());
+      }
+    }
+    auto old = util::read_file(to / r.file, r.bytes.size() + 1);
+    r.written = !(old && *old == r.bytes);
+    if (r.written) {
+      ctx.action("would write " + (to / r.file).string());
+    }
   }
-  return {{"label", r.label},     {"version", r.version}, {"file", r.file},
-          {"url", r.url},         {"sha256", r.sha256},   {"pin", r.pin},
-          {"written", r.written}, {"archives", archives}};
+  auto old = util::read_file(pins_file, 1 << 20);
+  if (!(old && *old == pins_text(dir_pins, out.releases))) {
+    ctx.action("would write " + pins_file.string());
+  }
+  return {};
+}
+
+// Places one archive in DIR: kept when a verified copy is there, else downloaded into the work
+// directory, verified (size, then sha256), and renamed into place: DIR never holds a partial
+// or unverified archive under its real name.
+Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_dir,
+                     MirrorArchive& a, MirrorResult& out) {
+  const auto& pkg = a.selection.package;
+  TRY_ASSIGN(fs::path dest, dest_path(to, pkg.relative_path));
+  if (verified_copy(ctx, dest, pkg)) {
+    a.state = "present";
+    ++out.present;
+    return {};
+  }
+  ctx.info("downloading " + dest.filename().string() + " (" + util::human_bytes(pkg.size) + ")");
+  fetch::ArchiveRequest req{a.urls, pkg.sha256, pkg.size};
+  auto got = fetch::fetch_archive(req, partial_dir, release::fetch_options(sources(ctx)));
+  if (!got) {
+    Error e = got.error();
+    e.add_context("mirroring " + pkg.relative_path);
+    return fail(e);
+  }
+  TRY(util::make_dirs(dest.parent_path()));
+  TRY(util::rename_durable(*got, dest));
+  a.state = "downloaded";
+  ++out.downloaded;
+  out.downloaded_bytes += pkg.size;
+  ctx.action("downloaded and verified " + a.urls.front() + " to " + dest.string());
+  return {};
+}
+
+// Archives first, each manifest after its archives, the pins file after each manifest.
+Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
+                  const manifest::PinSet& dir_pins, MirrorResult& out) {
+  TRY(util::make_dirs(to / k_mirror_work_dir));
+  auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
+  TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
+                                                          "cudnnctl " + ctx.opts().argv_line));
+  const fs::path partial_dir = to / k_mirror_work_dir / "partial";
+  std::vector<MirrorRelease> done;
+  for (auto& r : out.releases) {
+    for (auto& a : r.archives) {
+      TRY(place_archive(ctx, to, partial_dir, a, out));
+    }
+    // The manifest last, byte for byte: it never names an archive that is not there.
+    TRY_ASSIGN(r.written, write_if_different(to / r.file, r.bytes));
+    if (r.written) {
+      ctx.action("wrote " + (to / r.file).string());
+    }
+    done.push_back(r);
+    TRY_ASSIGN(bool pins_written, write_if_different(pins_file, pins_text(dir_pins, done)));
+    if (pins_written) {
+      ctx.action("wrote " + pins_file.string());
+    }
+  }
+  return {};
 }
 
 } // namespace
 
-Status mirror(Context& ctx, const MirrorOptions& o) {
+Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   if (ctx.opts().manifest) {
     return fail(ErrorCode::usage,
                 "mirror fetches each redistrib_<label>.json from the mirrors; --manifest is not "
@@ -247,9 +297,8 @@ Status mirror(Context& ctx, const MirrorOptions& o) {
   const fs::path pins_file = to / k_mirror_pins_file;
   TRY_ASSIGN(std::vector<std::string> platforms, wanted_platforms(ctx)); // empty: all
   for (const auto& v : o.versions) {
-    TRY(parse_version_arg(v));
+    TRY(release::parse_version_arg(v));
   }
-
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
   manifest::PinSet dir_pins;
   if (util::exists_nofollow(pins_file)) {
@@ -262,117 +311,25 @@ Status mirror(Context& ctx, const MirrorOptions& o) {
     // upstream is refused rather than handed to a fleet that pins the old bytes.
     TRY(pins.add(*text, pins_file.string()));
   }
-
   // Every manifest first (network reads only): an unknown version writes nothing.
-  std::vector<MirrorRelease> releases;
   for (const auto& v : o.versions) {
     TRY_ASSIGN(MirrorRelease r, fetch_release(ctx, v, pins, platforms));
-    bool seen = std::any_of(releases.begin(), releases.end(),
+    bool seen = std::any_of(out.releases.begin(), out.releases.end(),
                             [&](const MirrorRelease& x) { return x.file == r.file; });
     if (!seen) {
-      releases.push_back(std::move(r));
+      out.releases.push_back(std::move(r));
     }
   }
-
-  auto& report = ctx.report();
-  report.data["to"] = to.string();
-  report.data["pins_file"] = pins_file.string();
-  uint64_t downloaded_bytes = 0;
-  int downloaded = 0;
-  int present = 0;
-
+  out.planned = true;
+  out.to = to.string();
+  out.pins_file = pins_file.string();
   if (ctx.dry_run()) {
-    for (auto& r : releases) {
-      for (auto& a : r.archives) {
-        TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
-        bool have = verified_copy(ctx, dest, a.selection.package);
-        a.state = have ? "present" : "would download";
-        if (have) {
-          ++present;
-        } else {
-          ++downloaded;
-          downloaded_bytes += a.selection.package.size;
-          ctx.action("would download " + a.urls.front() + " to " + dest.string());
-        }
-      }
-      auto old = util::read_file(to / r.file, r.bytes.size() + 1);
-      r.written = !(old && *old == r.bytes);
-      if (r.written) {
-        ctx.action("would write " + (to / r.file).string());
-      }
-    }
-    auto old = util::read_file(pins_file, 1 << 20);
-    if (!(old && *old == pins_text(dir_pins, releases))) {
-      ctx.action("would write " + pins_file.string());
-    }
+    TRY(plan_only(ctx, to, pins_file, dir_pins, out));
   } else {
-    TRY(util::make_dirs(to / k_mirror_work_dir));
-    auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
-    TRY_ASSIGN(util::LockFile lock,
-               util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
-                                       "cudnnctl " + ctx.opts().argv_line));
-    const fs::path partial_dir = to / k_mirror_work_dir / "partial";
-    std::vector<MirrorRelease> done;
-    for (auto& r : releases) {
-      for (auto& a : r.archives) {
-        const auto& pkg = a.selection.package;
-        TRY_ASSIGN(fs::path dest, dest_path(to, pkg.relative_path));
-        if (verified_copy(ctx, dest, pkg)) {
-          a.state = "present";
-          ++present;
-          continue;
-        }
-        ctx.info("downloading " + dest.filename().string() + " (" + util::human_bytes(pkg.size) +
-                 ")");
-        fetch::ArchiveRequest req{a.urls, pkg.sha256, pkg.size};
-        // Verified (size, then sha256) in the work directory, then one rename publishes it:
-        // DIR never holds a partial or unverified archive under its real name.
-        auto got = fetch::fetch_archive(req, partial_dir, fetch_options(ctx));
-        if (!got) {
-          Error e = got.error();
-          e.add_context("mirroring " + pkg.relative_path);
-          return fail(e);
-        }
-        TRY(util::make_dirs(dest.parent_path()));
-        TRY(util::rename_durable(*got, dest));
-        a.state = "downloaded";
-        ++downloaded;
-        downloaded_bytes += pkg.size;
-        ctx.action("downloaded and verified " + a.urls.front() + " to " + dest.string());
-      }
-      // The manifest last, byte for byte: it never names an archive that is not there.
-      TRY_ASSIGN(r.written, write_if_different(to / r.file, r.bytes));
-      if (r.written) {
-        ctx.action("wrote " + (to / r.file).string());
-      }
-      done.push_back(r);
-      TRY_ASSIGN(bool pins_written, write_if_different(pins_file, pins_text(dir_pins, done)));
-      if (pins_written) {
-        ctx.action("wrote " + pins_file.string());
-      }
-    }
+    TRY(mirror_all(ctx, to, pins_file, dir_pins, out));
   }
-
-  json list = json::array();
-  for (const auto& r : releases) {
-    list.push_back(release_json(r));
-    ctx.line((ctx.dry_run() ? "would mirror cuDNN " : "mirrored cuDNN ") + r.version + " (" +
-             r.file + ", pin: " + r.pin + "): " + std::to_string(r.archives.size()) +
-             " archive(s)");
-  }
-  report.data["releases"] = list;
-  report.data["downloaded"] = downloaded;
-  report.data["present"] = present;
-  report.data["downloaded_bytes"] = downloaded_bytes;
-  report.changed = !report.actions.empty();
-  ctx.line(std::to_string(downloaded) +
-           (ctx.dry_run() ? " archive(s) to download (" : " archive(s) downloaded (") +
-           util::human_bytes(downloaded_bytes) + "), " + std::to_string(present) +
-           " already present in " + to.string());
-  if (!ctx.dry_run()) {
-    ctx.line("site pins: " + pins_file.string() +
-             " (copy it to /etc/cudnnctl/pins.d/ on every host)");
-  }
+  out.completed = true;
+  out.changed = !ctx.notes().actions().empty();
   return {};
 }
 

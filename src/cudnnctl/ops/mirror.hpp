@@ -3,8 +3,10 @@
 // without Internet access. Any static web server (scripts/nginx-mirror.conf) serves it.
 #pragma once
 
+#include "manifest/manifest.hpp"
 #include "ops/context.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,37 @@ inline constexpr const char* k_mirror_work_dir = ".cudnnctl";
 struct MirrorOptions {
   std::vector<std::string> versions; // release labels or full versions
   std::string to;                    // host path (never under --root)
+};
+
+// One archive to place in DIR.
+struct MirrorArchive {
+  manifest::Selection selection;
+  std::vector<std::string> urls; // beside the manifest first, then the other mirrors
+  std::string state;             // "present", "downloaded", "would download"
+};
+
+// One manifest to copy into DIR, with the archives selected from it.
+struct MirrorRelease {
+  std::string file; // "redistrib_9.1.0.json", the name that answered
+  std::string label;
+  std::string version;
+  std::string bytes; // exactly as served
+  std::string sha256;
+  std::string url;
+  std::string pin; // "built-in", "site", "mirror directory", "none"
+  std::vector<MirrorArchive> archives;
+  bool written = false;
+};
+
+struct MirrorResult : Outcome {
+  bool planned = false;   // every manifest fetched: `to` and `pins_file` are set
+  bool completed = false; // every release mirrored (or, under --dry-run, planned)
+  std::string to;
+  std::string pins_file;
+  std::vector<MirrorRelease> releases;
+  int downloaded = 0; // or, under --dry-run, to download
+  int present = 0;
+  uint64_t downloaded_bytes = 0;
 };
 
 // For each VERSION: fetches redistrib_<label>.json from the mirrors (--mirror, config,
@@ -38,6 +71,6 @@ struct MirrorOptions {
 // Errors: usage (unknown version, platform or variant, --manifest given), network (3),
 // integrity (4), environment (1), busy (6: another `mirror` into the same DIR).
 // --dry-run: fetches the manifests, reports what would be downloaded, writes nothing.
-[[nodiscard]] Status mirror(Context& ctx, const MirrorOptions& options);
+[[nodiscard]] Status mirror(Context& ctx, const MirrorOptions& options, MirrorResult& out);
 
 } // namespace cudnnctl::ops

@@ -1,155 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/query.hpp"
 
+#include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
-#include "ops/adopt.hpp"
-#include "ops/postswitch.hpp"
-#include "ops/state.hpp"
 #include "store/history.hpp"
-#include "store/journal.hpp"
+#include "txn/recovery.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "validate/header.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sys/stat.h>
 
 namespace cudnnctl::ops {
 
-using nlohmann::json;
-
-Status status(Context& ctx) {
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  auto& r = ctx.report();
-  r.active = gen_info(ctx, view, view.current);
-  r.previous = view.current
-                   ? gen_info(ctx, view, store::rollback_target(view.generations, *view.current))
-                   : std::nullopt;
-  auto journal = store::read_journal(ctx.layout());
-  bool pending = !journal || *journal;
-  r.data["generations"] = view.generations.size();
-  r.data["installed"] = view.entries.size();
-  r.data["interrupted_transaction"] = pending;
-  r.data["rollback_available"] = r.previous.has_value();
-  auto dropin = integrate::loader_dropin_dir(ctx.layout());
-  r.data["loader_dropin"] = dropin ? json(*dropin) : json(nullptr);
-  if (r.active) {
-    ctx.line("active:   cuDNN " + r.active->version + " (CUDA " + std::to_string(r.active->cuda) +
-             ", " + r.active->platform + "), generation " + std::to_string(r.active->generation));
-    ctx.line("path:     " + r.active->path);
-  } else {
-    ctx.line("active:   none (no cuDNN managed by cudnnctl under " + ctx.layout().root().string() +
-             ")");
-  }
-  if (r.previous) {
-    ctx.line("rollback: cuDNN " + r.previous->version + " (CUDA " +
-             std::to_string(r.previous->cuda) + "), generation " +
-             std::to_string(r.previous->generation));
-  }
-  ctx.line("store:    " + std::to_string(view.entries.size()) + " installed build(s), " +
-           std::to_string(view.generations.size()) + " generation(s)");
-  if (pending) {
+Status status(Context& ctx, StatusResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  fill_active(ctx, view, out);
+  out.interrupted = txn::journal_pending(ctx.layout());
+  out.generations = view.generations.size();
+  out.installed = view.entries.size();
+  out.loader_dropin = integrate::loader_dropin_dir(ctx.layout());
+  if (out.interrupted) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");
   }
-  report_dpkg_cudnn(ctx); // apt-installed (and held) cuDNN packages
+  out.dpkg = report_dpkg_cudnn(ctx); // apt-installed (and held) cuDNN packages
   return {};
 }
 
-Status list(Context& ctx) {
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  ctx.report().active = gen_info(ctx, view, view.current);
-  json installed = json::array();
-  const auto* active = view.active_entry();
-  for (const auto& e : view.entries) {
-    std::vector<int> gens;
-    for (const auto& g : view.generations) {
-      if (g.entry == e.name) {
-        gens.push_back(g.number);
-      }
-    }
-    bool is_active = active && active->name == e.name;
-    installed.push_back({{"version", e.version},
-                         {"label", e.label},
-                         {"cuda", e.cuda_major},
-                         {"platform", e.platform},
-                         {"components", e.components},
-                         {"origin", e.origin},
-                         {"entry", e.name},
-                         {"path", ctx.layout().entry_dir(e.name).string()},
-                         {"generations", gens},
-                         {"active", is_active},
-                         {"created", e.created}});
-    std::vector<std::string> gs;
-    for (int g : gens) {
-      gs.push_back(std::to_string(g));
-    }
-    ctx.line(std::string(is_active ? "* " : "  ") + describe(e) +
-             "  generations: " + (gs.empty() ? "-" : util::join(gs, ",")) + "  " + e.name);
-  }
-  if (view.entries.empty()) {
-    ctx.line("nothing installed");
-  }
-  ctx.report().data["installed"] = installed;
-  json generations = json::array();
-  for (const auto& g : view.generations) {
-    generations.push_back({{"generation", g.number},
-                           {"entry", g.entry},
-                           {"parent", g.parent ? json(*g.parent) : json(nullptr)},
-                           {"created", g.created},
-                           {"command", g.command},
-                           {"active", view.current == g.number}});
-  }
-  ctx.report().data["generations"] = generations;
+Status list(Context& ctx, ListResult& out) {
+  TRY_ASSIGN(out.view, read_store(ctx));
+  out.active = gen_info(ctx, out.view, out.view.current);
   return {};
 }
 
-Status history(Context& ctx) {
+Status history(Context& ctx, HistoryResult& out) {
   std::vector<std::string> warnings;
-  TRY_ASSIGN(auto records, store::read_history(ctx.layout(), warnings));
+  TRY_ASSIGN(out.records, store::read_history(ctx.layout(), warnings));
   for (const auto& w : warnings) {
     ctx.warn(w);
   }
-  TRY(fill_active(ctx));
-  ctx.report().data["history"] = records;
-  auto ref = [](const json& j) -> std::string {
-    if (!j.is_object()) {
-      return "none";
-    }
-    std::string s = "gen " + std::to_string(j.value("generation", 0));
-    if (j.contains("version")) {
-      s += " (" + j["version"].get<std::string>() + ")";
-    }
-    return s;
-  };
-  for (const auto& r : records) {
-    std::string line = r.value("time", "?") + "  " + r.value("argv", r.value("command", "?")) +
-                       "  " + r.value("result", "?");
-    if (r.contains("from") || r.contains("to")) {
-      line += "  " + ref(r.value("from", json())) + " -> " + ref(r.value("to", json()));
-    }
-    if (r.contains("message")) {
-      line += "  (" + r["message"].get<std::string>() + ")";
-    }
-    ctx.line(line);
-  }
-  if (records.empty()) {
-    ctx.line("no history yet");
-  }
-  return {};
+  return fill_active(ctx, out);
 }
 
-Status verify(Context& ctx, bool smoke) {
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  ctx.report().active = gen_info(ctx, view, view.current);
+Status verify(Context& ctx, bool smoke, VerifyResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!e) {
     return fail(ErrorCode::usage, "nothing to verify: no cuDNN generation is active");
   }
   fs::path dir = ctx.layout().entry_dir(e->name);
-  std::vector<std::string> problems;
+  std::vector<std::string>& problems = out.problems;
   std::set<std::string> recorded;
   for (const auto& f : e->files) {
     recorded.insert(f.path);
@@ -204,41 +110,38 @@ Status verify(Context& ctx, bool smoke) {
       problems.push_back("cudnn_version.h says " + h->str() + ", the store records " + e->version);
     }
   }
-  ctx.report().data["entry"] = e->name;
-  ctx.report().data["checked_files"] = e->files.size();
+  out.entry = e->name;
+  out.checked_files = e->files.size();
   if (smoke && problems.empty()) {
     // The GPU test only on files that still match what was installed.
-    TRY_ASSIGN(smoke::SmokeResult r, run_smoke_on_entry(ctx, *e));
+    gates::Env env = gates_env(ctx);
+    TRY_ASSIGN(smoke::SmokeResult r, gates::run_smoke_on_entry(env, *e, out.findings));
     if (r.outcome == smoke::Outcome::failed) {
       problems.push_back("smoke test failed: " + r.message);
     } else if (r.outcome == smoke::Outcome::skipped) {
       ctx.warn("smoke test skipped: " + r.message);
     }
   } else if (smoke) {
-    record_check(ctx, "smoke", "skipped", "not run: the files do not match the installed build");
+    out.findings.check("smoke", "skipped", "not run: the files do not match the installed build");
   }
-  ctx.report().data["problems"] = problems;
-  for (const auto& p : problems) {
-    ctx.line("problem: " + p);
-  }
+  out.completed = true;
   if (!problems.empty()) {
     return fail(ErrorCode::problems, std::to_string(problems.size()) + " problem(s) in " + e->name +
                                          "; reinstall it or roll back");
   }
-  ctx.line("ok: " + std::to_string(e->files.size()) + " recorded files and links of " + e->name +
-           " match");
   return {};
 }
 
-Status smoke(Context& ctx) {
-  TRY_ASSIGN(StoreView view, read_store(ctx));
-  ctx.report().active = gen_info(ctx, view, view.current);
+Status smoke(Context& ctx, SmokeTestResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!e) {
     return fail(ErrorCode::usage, "nothing to test: no cuDNN generation is active");
   }
-  ctx.report().data["entry"] = e->name;
-  TRY_ASSIGN(smoke::SmokeResult r, run_smoke_on_entry(ctx, *e));
+  out.entry = e->name;
+  gates::Env env = gates_env(ctx);
+  TRY_ASSIGN(smoke::SmokeResult r, gates::run_smoke_on_entry(env, *e, out.findings));
   switch (r.outcome) {
   case smoke::Outcome::passed:
     return {};

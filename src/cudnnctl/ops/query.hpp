@@ -1,27 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
-// Read-only commands: `status`, `list`, `history`, `verify`. They create nothing (no lock,
-// no state directory) and work without root.
+// Read-only commands: `status`, `list`, `history`, `verify`, `smoke`. They create nothing (no
+// lock, no state directory) and work without root.
 #pragma once
 
+#include "gates/findings.hpp"
+#include "ops/adopt.hpp"
 #include "ops/context.hpp"
+#include "store/view.hpp"
+
+#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace cudnnctl::ops {
 
 // --- Interface ---
 
-[[nodiscard]] Status status(Context& ctx);
-[[nodiscard]] Status list(Context& ctx);
-[[nodiscard]] Status history(Context& ctx);
+struct StatusResult : Outcome {
+  size_t generations = 0;
+  size_t installed = 0;
+  bool interrupted = false; // a journal is pending
+  std::optional<std::string> loader_dropin;
+  std::vector<DpkgPackage> dpkg;
+};
+[[nodiscard]] Status status(Context& ctx, StatusResult& out);
+
+struct ListResult : Outcome {
+  store::StoreView view;
+};
+[[nodiscard]] Status list(Context& ctx, ListResult& out);
+
+struct HistoryResult : Outcome {
+  std::vector<nlohmann::json> records; // as history.jsonl holds them
+};
+[[nodiscard]] Status history(Context& ctx, HistoryResult& out);
+
+struct VerifyResult : Outcome {
+  std::string entry;
+  size_t checked_files = 0;
+  std::vector<std::string> problems;
+  gates::Findings findings; // the smoke test
+  bool completed = false;   // every check ran (problems says what they found)
+};
 
 // Re-checks the active generation: every recorded file and link against the sha256 and
 // targets recorded at install, nothing extra in include/ and lib/, the header version.
-// Problems: ErrorCode::problems (exit 8) with data.problems listing each. `smoke` adds the
-// GPU smoke test (a failure is a problem; no GPU is a warning), results in data.smoke.
-[[nodiscard]] Status verify(Context& ctx, bool smoke);
+// Problems: ErrorCode::problems (exit 8). `smoke` adds the GPU smoke test (a failure is a
+// problem; no GPU is a warning).
+[[nodiscard]] Status verify(Context& ctx, bool smoke, VerifyResult& out);
+
+struct SmokeTestResult : Outcome {
+  std::string entry;
+  gates::Findings findings;
+};
 
 // `smoke`: the GPU smoke test on the active generation, now. Passed, or skipped for lack of a
 // (usable) GPU: success with a warning; failed: ErrorCode::problems (exit 8). Nothing active:
 // ErrorCode::usage.
-[[nodiscard]] Status smoke(Context& ctx);
+[[nodiscard]] Status smoke(Context& ctx, SmokeTestResult& out);
 
 } // namespace cudnnctl::ops

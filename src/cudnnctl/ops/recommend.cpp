@@ -5,17 +5,15 @@
 #include "doctor/hostfacts.hpp"
 #include "doctor/recommend.hpp"
 #include "host/host.hpp"
-#include "ops/inuse.hpp"
+#include "host/inuse.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
-#include <nlohmann/json.hpp>
-
 namespace cudnnctl::ops {
 
-Status recommend(Context& ctx, const RecommendArgs& args) {
+Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) {
   const doctor::Compat& compat = doctor::builtin_compat();
-  doctor::RecommendInput in;
+  doctor::RecommendInput& in = out.input;
   for (const auto& spec : args.frameworks) {
     TRY_ASSIGN(auto fw, doctor::parse_framework_spec(spec, compat));
     in.frameworks.push_back(std::move(fw));
@@ -39,7 +37,7 @@ Status recommend(Context& ctx, const RecommendArgs& args) {
     in.cuda_major = tk->major;
     in.cuda_source = "the toolkit at " + tk->home.string() + ", from " + tk->source;
   }
-  if (auto text = util::read_file(proc_dir() / "driver/nvidia/version", 1u << 16)) {
+  if (auto text = util::read_file(host::proc_dir() / "driver/nvidia/version", 1u << 16)) {
     if (auto b = doctor::parse_driver_banner(*text)) {
       in.driver = b->version;
     }
@@ -51,26 +49,8 @@ Status recommend(Context& ctx, const RecommendArgs& args) {
   } else {
     TRY_ASSIGN(in.platform, host::host_platform());
   }
-  TRY_ASSIGN(doctor::Recommendation rec, doctor::recommend(in, compat));
-  nlohmann::json data = doctor::to_json(rec);
-  nlohmann::json fws = nlohmann::json::array();
-  for (const auto& [name, version] : in.frameworks) {
-    fws.push_back({{"name", name}, {"version", version}});
-  }
-  data["input"] = {
-      {"frameworks", fws},
-      {"workload", in.workload ? nlohmann::json(*in.workload) : nlohmann::json(nullptr)},
-      {"cuda", in.cuda_major ? nlohmann::json(*in.cuda_major) : nlohmann::json(nullptr)},
-      {"cuda_source", in.cuda_source},
-      {"driver", in.driver ? nlohmann::json(*in.driver) : nlohmann::json(nullptr)},
-      {"compute_capability",
-       in.compute_capability ? nlohmann::json(*in.compute_capability) : nlohmann::json(nullptr)},
-      {"platform", in.platform}};
-  ctx.report().data = std::move(data);
-  for (auto& line : doctor::render_recommendation(rec, in)) {
-    ctx.line(line);
-  }
-  if (!rec.recommended) {
+  TRY_ASSIGN(out.recommendation, doctor::recommend(in, compat));
+  if (!out.recommendation->recommended) {
     return fail(ErrorCode::requirement,
                 "no known cuDNN release meets every hard constraint (each rejection says why)");
   }

@@ -3,6 +3,7 @@
 // driver, --platform) and asks the doctor module's recommender. Read-only.
 #pragma once
 
+#include "doctor/recommend.hpp"
 #include "ops/context.hpp"
 
 #include <optional>
@@ -22,6 +23,10 @@ struct RecommendArgs {
 // The recommended release and CUDA variant, the alternatives, and why each other release is
 // rejected, in report.data. Unknown framework/workload or a malformed compute capability:
 // ErrorCode::usage. No known release meets the hard constraints: ErrorCode::requirement.
-[[nodiscard]] Status recommend(Context& ctx, const RecommendArgs& args);
+struct RecommendResult : Outcome {
+  doctor::RecommendInput input;
+  std::optional<doctor::Recommendation> recommendation;
+};
+[[nodiscard]] Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out);
 
 } // namespace cudnnctl::ops

@@ -27,6 +27,22 @@ std::string entry_name(const std::string& version, int cuda_major, const std::st
   return name;
 }
 
+EntryInfo new_entry_info(std::string name, std::string version, std::string label, int cuda_major,
+                         std::string platform, std::vector<std::string> components,
+                         std::string origin) {
+  EntryInfo info;
+  info.name = std::move(name);
+  info.version = std::move(version);
+  info.label = std::move(label);
+  info.cuda_major = cuda_major;
+  info.platform = std::move(platform);
+  info.components = std::move(components);
+  std::sort(info.components.begin(), info.components.end());
+  info.origin = std::move(origin);
+  info.created = util::utc_timestamp();
+  return info;
+}
+
 void to_json(json& j, const EntryInfo& e) {
   json files = json::array();
   for (const auto& f : e.files) {

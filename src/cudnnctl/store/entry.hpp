@@ -55,6 +55,12 @@ std::vector<std::string> default_components();
 std::string entry_name(const std::string& version, int cuda_major, const std::string& platform,
                        const std::vector<std::string>& components);
 
+// The metadata of a new entry: its identity, `origin` ("installed", "adopted", "restored"),
+// `components` sorted, created now; the caller adds the files (and the archive).
+[[nodiscard]] EntryInfo new_entry_info(std::string name, std::string version, std::string label,
+                                       int cuda_major, std::string platform,
+                                       std::vector<std::string> components, std::string origin);
+
 void to_json(nlohmann::json& j, const EntryInfo& e);
 void from_json(const nlohmann::json& j, EntryInfo& e);
 

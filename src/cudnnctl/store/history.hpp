@@ -6,7 +6,7 @@
 #include "store/layout.hpp"
 #include "util/result.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
 
 namespace cudnnctl::store {

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::release {
 
 // --- Interface ---
 
@@ -86,4 +86,4 @@ private:
                                  std::string_view expected_sha256, fetch::StreamSink& sink,
                                  const std::function<void(uint64_t, uint64_t)>& progress);
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::release

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ops/resolve.hpp"
+#include "release/resolve.hpp"
 
 #include "host/host.hpp"
 #include "manifest/pins.hpp"
@@ -9,7 +9,7 @@
 
 #include <cstdlib>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::release {
 
 namespace {
 
@@ -35,8 +35,8 @@ Status check_manifest_matches(const manifest::Manifest& m, const manifest::Versi
   return {};
 }
 
-Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins, const std::string& body,
-                          const std::string& url) {
+Status check_manifest_pin(const Sources& sources, const manifest::PinSet& pins,
+                          const std::string& body, const std::string& url) {
   TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
   const std::string& label = parsed.release_label;
   std::string digest = util::sha256_hex(body);
@@ -50,7 +50,7 @@ Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins, cons
                                           ", got " + digest + ")");
   }
   case manifest::PinVerdict::unpinned:
-    if (ctx.require_pin()) {
+    if (sources.require_pin) {
       return fail(ErrorCode::integrity, "manifest " + url + " for " + label +
                                             " is not pinned and --require-pin is set (add its "
                                             "sha256 to /etc/cudnnctl/pins.d/)");
@@ -69,12 +69,13 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted) {
   return names;
 }
 
-Result<fetch::Fetched> fetch_manifest(Context& ctx, const std::vector<std::string>& bases,
+Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
+                                      const std::vector<std::string>& bases,
                                       const std::vector<std::string>& names,
                                       const std::string& version_arg,
                                       const manifest::PinSet& pins) {
   auto accept = [&](const std::string& body, const std::string& url) {
-    return check_manifest_pin(ctx, pins, body, url);
+    return check_manifest_pin(sources, pins, body, url);
   };
   // fetch_first answers ErrorCode::usage "... not found on any mirror" only when every base
   // answered 404; then the next name is worth trying.
@@ -83,8 +84,8 @@ Result<fetch::Fetched> fetch_manifest(Context& ctx, const std::vector<std::strin
   };
   Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
   for (const auto& name : names) {
-    ctx.info("fetching " + name, 1);
-    got = fetch::fetch_first(bases, name, k_max_manifest, fetch_options(ctx), accept);
+    notes.info("fetching " + name, 1);
+    got = fetch::fetch_first(bases, name, k_max_manifest, fetch_options(sources), accept);
     if (got || !not_found(got.error())) {
       break;
     }
@@ -110,12 +111,14 @@ Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
   return v;
 }
 
-Result<Target> resolve_target(Context& ctx) {
+Result<Target> resolve_target(const store::Layout& layout, const store::Config& config,
+                              const std::optional<std::string>& platform_flag,
+                              std::optional<int> cuda_flag) {
   Target t;
-  if (ctx.opts().platform) {
-    t.platform = *ctx.opts().platform;
-  } else if (ctx.config().platform) {
-    t.platform = *ctx.config().platform;
+  if (platform_flag) {
+    t.platform = *platform_flag;
+  } else if (config.platform) {
+    t.platform = *config.platform;
   } else {
     TRY_ASSIGN(t.platform, host::host_platform());
   }
@@ -124,13 +127,13 @@ Result<Target> resolve_target(Context& ctx) {
                                       "\": cudnnctl installs linux-x86_64, linux-sbsa and "
                                       "linux-aarch64 archives");
   }
-  if (ctx.opts().cuda) {
-    t.cuda = ctx.opts().cuda;
+  if (cuda_flag) {
+    t.cuda = cuda_flag;
     t.cuda_source = "--cuda";
-  } else if (ctx.config().cuda) {
-    t.cuda = ctx.config().cuda;
+  } else if (config.cuda) {
+    t.cuda = config.cuda;
     t.cuda_source = "config";
-  } else if (auto tk = host::detect_cuda(ctx.layout().root(), ctx.config().cuda_home)) {
+  } else if (auto tk = host::detect_cuda(layout.root(), config.cuda_home)) {
     t.cuda = tk->major;
     t.cuda_source = "CUDA " + std::to_string(tk->major) +
                     (tk->minor >= 0 ? "." + std::to_string(tk->minor) : "") + " at " +
@@ -139,10 +142,10 @@ Result<Target> resolve_target(Context& ctx) {
   return t;
 }
 
-fetch::Options fetch_options(const Context& ctx) {
+fetch::Options fetch_options(const Sources& sources) {
   fetch::Options o;
-  if (auto ca = ctx.cacert()) {
-    o.cacert = *ca;
+  if (sources.cacert) {
+    o.cacert = *sources.cacert;
   }
   // Test knob, off unless set (like the CUDNNCTL_TEST_* fault hooks): a shorter low-speed
   // window, so that the tests see a stalled mirror abandoned in seconds, not 30 s.
@@ -154,41 +157,42 @@ fetch::Options fetch_options(const Context& ctx) {
   return o;
 }
 
-Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
-                                 const Target& target) {
+Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
+                                 const std::string& version_arg, const Target& target) {
   TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
-  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
+  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(sources.pins_dir));
   Resolved r;
   std::string bytes;
   std::vector<std::string> bases;
   bool check_pin = true;
 
-  if (ctx.opts().manifest && !is_url(*ctx.opts().manifest)) {
+  if (sources.manifest && !is_url(*sources.manifest)) {
     // The operator's explicit choice: used as given.
-    const std::string& file = *ctx.opts().manifest;
+    const std::string& file = *sources.manifest;
     auto text = util::read_file(file, k_max_manifest);
     if (!text) {
       return fail(ErrorCode::usage, "cannot read --manifest " + file + ": " + text.error().message);
     }
     bytes = std::move(*text);
     r.manifest_source = file;
-    bases = ctx.mirrors();
+    bases = sources.mirrors;
     check_pin = false;
   } else {
-    std::vector<std::string> manifest_bases = ctx.mirrors();
+    std::vector<std::string> manifest_bases = sources.mirrors;
     std::vector<std::string> names = manifest_names(wanted);
-    if (ctx.opts().manifest) {
-      const std::string& url = *ctx.opts().manifest;
+    if (sources.manifest) {
+      const std::string& url = *sources.manifest;
       auto slash = url.rfind('/');
       manifest_bases = {url.substr(0, slash + 1)};
       names = {url.substr(slash + 1)};
     }
-    TRY_ASSIGN(fetch::Fetched got, fetch_manifest(ctx, manifest_bases, names, version_arg, pins));
+    TRY_ASSIGN(fetch::Fetched got,
+               fetch_manifest(sources, notes, manifest_bases, names, version_arg, pins));
     bytes = std::move(got.bytes);
     r.manifest_source = got.url;
     // Archives are looked for beside the manifest first, then on the other mirrors.
     bases = {got.url.substr(0, got.url.rfind('/') + 1)};
-    for (const auto& m : ctx.mirrors()) {
+    for (const auto& m : sources.mirrors) {
       if (std::find(bases.begin(), bases.end(), m) == bases.end()) {
         bases.push_back(m);
       }
@@ -198,19 +202,19 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
   TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(bytes, r.manifest_source));
   if (check_pin &&
       pins.check(m.release_label, util::sha256_hex(bytes)) == manifest::PinVerdict::unpinned) {
-    ctx.warn(
+    notes.warn(
         "manifest " + r.manifest_source +
         " is not pinned: its archive checksums are only "
         "as trustworthy as that mirror (pin it in /etc/cudnnctl/pins.d/ or use --require-pin)");
   }
   for (const auto& w : m.warnings) {
-    ctx.info("manifest: " + w, 1);
+    notes.info("manifest: " + w, 1);
   }
   TRY(check_manifest_matches(m, wanted, r.manifest_source));
   std::vector<std::string> warnings;
   TRY_ASSIGN(r.selection, manifest::select_package(m, target.platform, target.cuda, warnings));
   for (const auto& w : warnings) {
-    ctx.warn(w);
+    notes.warn(w);
   }
   for (const auto& base : bases) {
     std::string url = fetch::join_url(base, r.selection.package.relative_path);
@@ -221,4 +225,4 @@ Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
   return r;
 }
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::release

@@ -2,11 +2,12 @@
 // Journal replay as a table (snapd's taskrunner sequenceTests, dpkg's t-db fixtures): a store
 // state left by an interrupted command, the journal it left, and what recovery must make of it.
 #include "ops/context.hpp"
-#include "ops/transaction.hpp"
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
-#include "store/journal.hpp"
+#include "store_test_util.hpp"
+#include "txn/journal.hpp"
+#include "txn/recovery.hpp"
 #include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
@@ -17,28 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_old = "9.1.0.70-cuda12-linux-x86_64";
-const std::string k_new = "9.27.0.42-cuda12-linux-x86_64";
+using store_test::k_new;
+using store_test::k_old;
 
-void make_entry(const store::Layout& l, const std::string& name, const std::string& version) {
-  store::EntryInfo e;
-  e.name = name;
-  e.version = version;
-  e.label = version.substr(0, version.rfind('.'));
-  e.cuda_major = 12;
-  e.platform = "linux-x86_64";
-  e.components = store::default_components();
-  e.origin = "installed";
-  fs::create_directories(l.entry_dir(name) / "lib");
-  REQUIRE(
-      util::write_file_atomic(l.entry_dir(name) / store::k_entry_meta, nlohmann::json(e).dump()));
-}
+using store_test::make_entry;
 
 // A root with generation 1 (old) active and, depending on how far the interrupted install
 // got, the new entry, generation 2 and the flip.
 struct Scenario {
   ops::Context ctx;
-  store::Journal jr;
+  txn::Journal jr;
 };
 
 ops::Context make_ctx(const std::string& dir) {
@@ -55,13 +44,13 @@ ops::Context make_ctx(const std::string& dir) {
 
 enum class Reached { staging, entry, generation, flipped, integrated };
 
-Scenario interrupted_install(const std::string& dir, store::Phase phase, Reached reached) {
+Scenario interrupted_install(const std::string& dir, txn::Phase phase, Reached reached) {
   ops::Context ctx = make_ctx(dir);
   const auto& l = ctx.layout();
   make_entry(l, k_old, "9.1.0.70");
   REQUIRE(store::create_generation(l, {1, k_old, std::nullopt, "t", "install 9.1.0"}));
   REQUIRE(store::set_current(l, 1));
-  store::Journal jr = store::new_journal("install", "install 9.27.0");
+  txn::Journal jr = txn::new_journal("install", "install 9.27.0");
   jr.phase = phase;
   jr.entry = k_new;
   jr.from_generation = 1;
@@ -81,7 +70,7 @@ Scenario interrupted_install(const std::string& dir, store::Phase phase, Reached
   if (reached >= Reached::flipped) {
     REQUIRE(store::set_current(l, 2));
   }
-  REQUIRE(store::write_journal(l, jr));
+  REQUIRE(txn::write_journal(l, jr));
   return {std::move(ctx), jr};
 }
 
@@ -113,23 +102,23 @@ bool has_leftovers(const store::Layout& l) {
 
 TEST_CASE("recovery undoes an install interrupted before the flip", "[ops][recover]") {
   struct Row {
-    store::Phase phase;
+    txn::Phase phase;
     Reached reached;
   };
   const Row rows[] = {
-      {store::Phase::prepare, Reached::staging},
-      {store::Phase::prepare, Reached::entry}, // crashed right after the rename
-      {store::Phase::entry_committed, Reached::entry},
-      {store::Phase::entry_committed, Reached::generation},
-      {store::Phase::generation_created, Reached::generation},
-      {store::Phase::switching, Reached::generation},
+      {txn::Phase::prepare, Reached::staging},
+      {txn::Phase::prepare, Reached::entry}, // crashed right after the rename
+      {txn::Phase::entry_committed, Reached::entry},
+      {txn::Phase::entry_committed, Reached::generation},
+      {txn::Phase::generation_created, Reached::generation},
+      {txn::Phase::switching, Reached::generation},
   };
   int i = 0;
   for (const auto& row : rows) {
-    INFO("row " << i << ": phase " << store::phase_name(row.phase));
+    INFO("row " << i << ": phase " << txn::phase_name(row.phase));
     auto s = interrupted_install("undo" + std::to_string(i++), row.phase, row.reached);
     const auto& l = s.ctx.layout();
-    auto done = ops::recover_interrupted(s.ctx);
+    auto done = txn::recover(s.ctx.site());
     REQUIRE(done);
     CHECK(**store::current_generation(l) == 1);
     CHECK_FALSE(util::exists_nofollow(l.generation_link(2)));
@@ -142,21 +131,20 @@ TEST_CASE("recovery undoes an install interrupted before the flip", "[ops][recov
     REQUIRE(dropin);
     CHECK(dropin->find("/opt/cudnn/store/" + k_old + "/lib") != std::string::npos);
     // Recovery is idempotent: a second run has nothing to do.
-    auto again = ops::recover_interrupted(s.ctx);
+    auto again = txn::recover(s.ctx.site());
     REQUIRE(again);
     CHECK(again->empty());
   }
 }
 
 TEST_CASE("recovery rolls forward an install interrupted after the flip", "[ops][recover]") {
-  const store::Phase phases[] = {store::Phase::switching, store::Phase::switched,
-                                 store::Phase::integrated};
+  const txn::Phase phases[] = {txn::Phase::switching, txn::Phase::switched, txn::Phase::integrated};
   int i = 0;
   for (auto phase : phases) {
-    INFO("phase " << store::phase_name(phase));
+    INFO("phase " << txn::phase_name(phase));
     auto s = interrupted_install("fwd" + std::to_string(i++), phase, Reached::flipped);
     const auto& l = s.ctx.layout();
-    REQUIRE(ops::recover_interrupted(s.ctx));
+    REQUIRE(txn::recover(s.ctx.site()));
     CHECK(**store::current_generation(l) == 2);
     CHECK(util::exists_nofollow(l.entry_dir(k_new)));
     CHECK(last_result(l) == "completed-by-recover");
@@ -171,12 +159,12 @@ TEST_CASE("recovery finishes a revert after a failed post-switch check", "[ops][
   for (bool flipped_back : {false, true}) {
     INFO("flipped back already: " << flipped_back);
     auto s = interrupted_install(std::string("rev") + (flipped_back ? "1" : "0"),
-                                 store::Phase::reverting, Reached::flipped);
+                                 txn::Phase::reverting, Reached::flipped);
     const auto& l = s.ctx.layout();
     if (flipped_back) {
       REQUIRE(store::set_current(l, 1));
     }
-    REQUIRE(ops::recover_interrupted(s.ctx));
+    REQUIRE(txn::recover(s.ctx.site()));
     CHECK(**store::current_generation(l) == 1);
     CHECK_FALSE(util::exists_nofollow(l.generation_link(2)));
     CHECK_FALSE(util::exists_nofollow(l.entry_dir(k_new)));
@@ -198,14 +186,14 @@ TEST_CASE("recovery finishes an interrupted deletion and never deletes the activ
   // entry renamed to the trash). A hostile or buggy list also names the active generation.
   REQUIRE(util::remove_file(l.generation_link(1)));
   fs::rename(l.entry_dir(k_old), l.store_dir() / (".trash-" + k_old + "-0000"));
-  store::Journal jr = store::new_journal("gc", "gc --keep 1");
-  jr.phase = store::Phase::deleting;
+  txn::Journal jr = txn::new_journal("gc", "gc --keep 1");
+  jr.phase = txn::Phase::deleting;
   jr.from_generation = 2;
   jr.to_generation = 2;
   jr.delete_generations = {1, 2};
   jr.delete_entries = {k_old, k_new};
-  REQUIRE(store::write_journal(l, jr));
-  REQUIRE(ops::recover_interrupted(ctx));
+  REQUIRE(txn::write_journal(l, jr));
+  REQUIRE(txn::recover(ctx.site()));
   CHECK(**store::current_generation(l) == 2);
   CHECK(util::exists_nofollow(l.entry_dir(k_new)));
   CHECK(util::exists_nofollow(l.generation_link(2)));
@@ -215,10 +203,10 @@ TEST_CASE("recovery finishes an interrupted deletion and never deletes the activ
 }
 
 TEST_CASE("an unreadable journal is discarded; the active generation is kept", "[ops][recover]") {
-  auto s = interrupted_install("corrupt", store::Phase::switching, Reached::flipped);
+  auto s = interrupted_install("corrupt", txn::Phase::switching, Reached::flipped);
   const auto& l = s.ctx.layout();
   REQUIRE(util::write_file_atomic(l.journal_file(), "{\"format\": 1, \"txid\": \"x\", \"pha"));
-  REQUIRE(ops::recover_interrupted(s.ctx));
+  REQUIRE(txn::recover(s.ctx.site()));
   CHECK(**store::current_generation(l) == 2);
   CHECK(last_result(l) == "journal-discarded");
   CHECK_FALSE(util::exists_nofollow(l.journal_file()));

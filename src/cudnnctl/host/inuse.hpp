@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::host {
 
 // --- Interface ---
 
@@ -20,7 +20,10 @@ struct ProcessUse {
 // CUDNNCTL_TEST_PROC in tests. Unreadable processes are skipped.
 std::vector<ProcessUse> processes_using(const std::filesystem::path& dir);
 
+// "1234 (python3), 5678 (java)": the processes, for messages.
+std::string describe_users(const std::vector<ProcessUse>& users);
+
 // The /proc directory to read host facts from (CUDNNCTL_TEST_PROC overrides /proc).
 std::filesystem::path proc_dir();
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::host

@@ -3,6 +3,10 @@
 // directory fsync) before the first mutation and at every phase change, removed when the
 // transaction is complete. Its presence means "a command was interrupted"; the next mutating
 // command (or `recover`) reads it and finishes or undoes that command.
+//
+// Private to the transaction room: txn::Transaction (transaction.cpp) is the only writer,
+// recovery (recovery.cpp) the only reader; commands never see a record. The unit tests build
+// interrupted states with it.
 #pragma once
 
 #include "store/layout.hpp"
@@ -12,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnnctl::store {
+namespace cudnnctl::txn {
 
 // --- Interface ---
 
@@ -54,6 +58,9 @@ struct Journal {
   std::vector<std::string> delete_entries; // deleting phase
 };
 
+// Paths are the store's.
+using store::Layout;
+
 // Writes the journal durably (replaces any previous content).
 [[nodiscard]] Status write_journal(const Layout& layout, const Journal& journal);
 
@@ -63,10 +70,12 @@ struct Journal {
 // Removes it durably (unlink + fsync of the state directory): the transaction is complete.
 [[nodiscard]] Status clear_journal(const Layout& layout);
 
-// A fresh journal for this process (txid, pid, boot id, start time).
+// A fresh journal for this process (txid, pid, boot id, start time). Format version
+// k_journal_format: a reader refuses other versions as unreadable (recovery then keeps
+// `current` and discards the journal), so a change of the record's meaning needs a new one.
 Journal new_journal(std::string command, std::string argv);
 
 // The kernel's boot id (/proc/sys/kernel/random/boot_id), empty when unavailable.
 std::string boot_id();
 
-} // namespace cudnnctl::store
+} // namespace cudnnctl::txn

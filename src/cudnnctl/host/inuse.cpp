@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ops/inuse.hpp"
+#include "host/inuse.hpp"
 
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <cstdlib>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::host {
 
 std::filesystem::path proc_dir() {
   const char* p = std::getenv("CUDNNCTL_TEST_PROC");
@@ -43,4 +43,12 @@ std::vector<ProcessUse> processes_using(const std::filesystem::path& dir) {
   return out;
 }
 
-} // namespace cudnnctl::ops
+std::string describe_users(const std::vector<ProcessUse>& users) {
+  std::vector<std::string> parts;
+  for (const auto& u : users) {
+    parts.push_back(std::to_string(u.pid) + " (" + u.command + ")");
+  }
+  return util::join(parts, ", ");
+}
+
+} // namespace cudnnctl::host

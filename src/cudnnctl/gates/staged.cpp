@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ops/validate_staged.hpp"
+#include "gates/staged.hpp"
 
 #include "elf/elf.hpp"
 #include "manifest/version.hpp"
-#include "ops/postswitch.hpp"
 #include "smoke/runner.hpp"
 #include "store/entry.hpp"
 #include "util/fs.hpp"
@@ -13,9 +12,7 @@
 
 #include <algorithm>
 
-namespace cudnnctl::ops {
-
-using nlohmann::json;
+namespace cudnnctl::gates {
 
 namespace {
 
@@ -23,31 +20,31 @@ bool has(const std::vector<std::string>& components, const char* c) {
   return std::find(components.begin(), components.end(), c) != components.end();
 }
 
-// Fails the gate: recorded in data.checks, all problems in data.validation, one line in the
+// Fails the gate: recorded as a check, all problems in the validation, one line in the
 // error ("lib/x: what (and N more problems: ...)").
-std::unexpected<Error> refuse(Context& ctx, const std::string& gate,
+std::unexpected<Error> refuse(Findings& out, const std::string& gate,
                               const std::vector<validate::Finding>& problems) {
-  json list = json::array();
+  Validation v{gate, {}};
   for (const auto& p : problems) {
-    list.push_back(p.str());
+    v.problems.push_back(p.str());
   }
-  ctx.report().data["validation"] = {{"gate", gate}, {"problems", list}};
+  out.validation = std::move(v);
   std::string msg = problems.front().str();
   if (problems.size() > 1) {
     msg += " (and " + std::to_string(problems.size() - 1) + " more: " + problems[1].str() +
            (problems.size() > 2 ? "; ..." : "") + ")";
   }
-  record_check(ctx, gate, "failed", msg);
+  out.check(gate, "failed", msg);
   return fail(ErrorCode::integrity, msg);
 }
 
-Result<validate::HeaderVersion> check_header(Context& ctx, const fs::path& tree,
+Result<validate::HeaderVersion> check_header(Env& env, Findings& out, const fs::path& tree,
                                              const validate::HeaderVersion& want,
                                              const std::string& manifest_version) {
   fs::path include = tree / "include";
   fs::path header = include / "cudnn_version.h";
   if (!util::exists_nofollow(header)) {
-    return refuse(ctx, "header",
+    return refuse(out, "header",
                   {{"include/cudnn_version.h", "missing (the headers component must carry it)"}});
   }
   std::vector<validate::Finding> problems;
@@ -80,15 +77,14 @@ Result<validate::HeaderVersion> check_header(Context& ctx, const fs::path& tree,
     }
   }
   if (!problems.empty()) {
-    return refuse(ctx, "header", problems);
+    return refuse(out, "header", problems);
   }
-  record_check(ctx, "header", "passed",
-               "cudnn_version.h agrees with the manifest (" + want.str() + ")");
-  ctx.action("cudnn_version.h agrees with the manifest (" + want.str() + ")");
+  out.check("header", "passed", "cudnn_version.h agrees with the manifest (" + want.str() + ")");
+  env.notes.action("cudnn_version.h agrees with the manifest (" + want.str() + ")");
   return *found;
 }
 
-Status check_runtime(Context& ctx, const fs::path& lib, const validate::HeaderVersion& v,
+Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validate::HeaderVersion& v,
                      const std::string& platform) {
   auto host = validate::host_machine();
   auto want = validate::platform_machine(platform);
@@ -96,30 +92,29 @@ Status check_runtime(Context& ctx, const fs::path& lib, const validate::HeaderVe
     std::string why = "runtime probe skipped: " + platform + " libraries (" +
                       (want ? elf::machine_name(*want) : std::string("unknown machine")) +
                       ") cannot be loaded on this host";
-    ctx.warn(why);
-    record_check(ctx, "runtime", "skipped", why);
+    env.notes.warn(why);
+    out.check("runtime", "skipped", why);
     return {};
   }
-  auto seconds = std::chrono::seconds(std::max(1, ctx.config().smoke_timeout));
   TRY_ASSIGN(smoke::ProbeResult probe,
-             smoke::run_probe(validate::probe_request(fs::absolute(lib), v), seconds));
+             smoke::run_probe(validate::probe_request(fs::absolute(lib), v), env.smoke_timeout()));
   auto verdict = validate::judge_probe(probe, v);
   for (const auto& w : verdict.warnings) {
-    ctx.warn(w);
+    env.notes.warn(w);
   }
   if (!verdict.problems.empty()) {
-    return refuse(ctx, "runtime", verdict.problems);
+    return refuse(out, "runtime", verdict.problems);
   }
-  record_check(ctx, "runtime", verdict.warnings.empty() ? "passed" : "warning", verdict.summary);
-  ctx.action("runtime probe: " + verdict.summary);
+  out.check("runtime", verdict.warnings.empty() ? "passed" : "warning", verdict.summary);
+  env.notes.action("runtime probe: " + verdict.summary);
   return {};
 }
 
 } // namespace
 
-Status validate_staged(Context& ctx, const std::filesystem::path& tree,
+Status validate_staged(Env& env, const std::filesystem::path& tree,
                        const manifest::Selection& selection,
-                       const std::vector<std::string>& components_arg) {
+                       const std::vector<std::string>& components_arg, Findings& out) {
   std::vector<std::string> components =
       components_arg.empty() ? store::default_components() : components_arg;
   TRY_ASSIGN(manifest::Version mv, manifest::Version::parse(selection.version));
@@ -129,27 +124,27 @@ Status validate_staged(Context& ctx, const std::filesystem::path& tree,
   validate::HeaderVersion want{static_cast<int>(mv.parts[0]), static_cast<int>(mv.parts[1]),
                                static_cast<int>(mv.parts[2])};
   if (has(components, "headers")) {
-    TRY(check_header(ctx, tree, want, selection.version));
+    TRY(check_header(env, out, tree, want, selection.version));
   }
   if (!has(components, "runtime")) {
     return {};
   }
   fs::path lib = tree / "lib";
   if (!validate::library_set_known(want)) {
-    ctx.warn("cuDNN " + want.str() + " is a major version cudnnctl does not know; only " +
-             "libcudnn is checked");
+    env.notes.warn("cuDNN " + want.str() + " is a major version cudnnctl does not know; only " +
+                   "libcudnn is checked");
   }
   auto findings = validate::check_library_tree(lib, want, selection.platform);
   if (!findings.empty()) {
-    return refuse(ctx, "libraries", findings);
+    return refuse(out, "libraries", findings);
   }
   auto set = validate::library_set(want);
   std::string what = std::to_string(set.size()) + " libraries of cuDNN " + want.str() +
                      ": complete set, symlink chains, SONAMEs, " + selection.platform +
                      " ELF machine";
-  record_check(ctx, "libraries", "passed", what);
-  ctx.action("checked " + what);
-  return check_runtime(ctx, lib, want, selection.platform);
+  out.check("libraries", "passed", what);
+  env.notes.action("checked " + what);
+  return check_runtime(env, out, lib, want, selection.platform);
 }
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::gates

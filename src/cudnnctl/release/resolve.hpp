@@ -8,15 +8,27 @@
 #include "manifest/manifest.hpp"
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
-#include "ops/context.hpp"
+#include "store/config.hpp"
+#include "store/layout.hpp"
+#include "util/notes.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::release {
 
 // --- Interface ---
+
+// Where releases come from and how far they are trusted (flags over config).
+struct Sources {
+  std::vector<std::string> mirrors;    // in order
+  std::optional<std::string> manifest; // --manifest FILE|URL
+  bool require_pin = false;
+  std::optional<std::string> cacert;
+  std::filesystem::path pins_dir; // <root>/etc/cudnnctl/pins.d
+};
 
 struct Target {
   std::string platform;
@@ -24,8 +36,12 @@ struct Target {
   std::string cuda_source; // "--cuda", "config", "CUDA 12.4 at /usr/local/cuda (header)", ""
 };
 
-// Platform and CUDA major for this command (no network). A bad --platform: ErrorCode::usage.
-[[nodiscard]] Result<Target> resolve_target(Context& ctx);
+// Platform and CUDA major for this command (no network): the flags, else the config, else
+// this machine and the CUDA toolkit under the root. A bad platform: ErrorCode::usage.
+[[nodiscard]] Result<Target> resolve_target(const store::Layout& layout,
+                                            const store::Config& config,
+                                            const std::optional<std::string>& platform_flag,
+                                            std::optional<int> cuda_flag);
 
 struct Resolved {
   manifest::Selection selection;
@@ -36,15 +52,15 @@ struct Resolved {
 // Checks that VERSION is a label (3 components) or a full version (4 components).
 [[nodiscard]] Result<manifest::Version> parse_version_arg(const std::string& version_arg);
 
-// Fetch options from the context (cacert, progress).
-fetch::Options fetch_options(const Context& ctx);
+// Fetch options for `sources` (cacert, the test knob for stalled mirrors).
+fetch::Options fetch_options(const Sources& sources);
 
 // Largest manifest accepted (real ones are under 16 KiB).
 inline constexpr size_t k_max_manifest = 4u << 20;
 
 // The pin check every fetched manifest passes before it is used: a mismatch, or an unpinned
 // manifest under --require-pin, is ErrorCode::integrity; malformed is ErrorCode::usage.
-[[nodiscard]] Status check_manifest_pin(const Context& ctx, const manifest::PinSet& pins,
+[[nodiscard]] Status check_manifest_pin(const Sources& sources, const manifest::PinSet& pins,
                                         const std::string& body, const std::string& url);
 
 // The manifest file names for VERSION: redistrib_<VERSION>.json and, for a 4-component
@@ -54,7 +70,7 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted);
 // Fetches the first of `names` that a base serves and that passes check_manifest_pin. Every
 // name 404 on every base: ErrorCode::usage "unknown cuDNN version ..." listing the releases
 // the pins know.
-[[nodiscard]] Result<fetch::Fetched> fetch_manifest(Context& ctx,
+[[nodiscard]] Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
                                                     const std::vector<std::string>& bases,
                                                     const std::vector<std::string>& names,
                                                     const std::string& version_arg,
@@ -68,7 +84,8 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted);
 
 // Resolves VERSION through the manifest. Errors: usage (unknown version/platform/variant,
 // malformed manifest), integrity (pin mismatch, unpinned under --require-pin), network.
-[[nodiscard]] Result<Resolved> resolve_release(Context& ctx, const std::string& version_arg,
+[[nodiscard]] Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
+                                               const std::string& version_arg,
                                                const Target& target);
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::release

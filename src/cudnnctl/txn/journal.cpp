@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "store/journal.hpp"
+#include "txn/journal.hpp"
 
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-namespace cudnnctl::store {
+namespace cudnnctl::txn {
 
 using nlohmann::json;
 
@@ -151,4 +151,4 @@ Status clear_journal(const Layout& layout) {
   return util::fsync_dir(layout.state_dir());
 }
 
-} // namespace cudnnctl::store
+} // namespace cudnnctl::txn

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ops/stream_install.hpp"
+#include "release/stream.hpp"
 
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::release {
 
 namespace fs = std::filesystem;
 
@@ -178,4 +178,4 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
   return {};
 }
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::release

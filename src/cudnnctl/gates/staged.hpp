@@ -4,18 +4,19 @@
 // directory, so the system is unchanged. Only the components installed are checked.
 #pragma once
 
+#include "gates/findings.hpp"
 #include "manifest/manifest.hpp"
-#include "ops/context.hpp"
+#include "util/result.hpp"
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-namespace cudnnctl::ops {
+namespace cudnnctl::gates {
 
 // --- Interface ---
 
-// Checks the staged tree against the selected release, recording each gate in data.checks:
+// Checks the staged tree against the selected release, recording each gate in `out`:
 //  - "header" (headers): include/cudnn_version.h (and cudnn_version_vN.h) agree with the
 //    manifest version;
 //  - "libraries" (runtime): the complete library set for the major, every real file
@@ -29,8 +30,8 @@ namespace cudnnctl::ops {
 //    whether this system can load the generation. Libraries of another architecture than
 //    the host's are not loaded (warning).
 // `components` empty means the default set (runtime, headers).
-[[nodiscard]] Status validate_staged(Context& ctx, const std::filesystem::path& tree,
+[[nodiscard]] Status validate_staged(Env& env, const std::filesystem::path& tree,
                                      const manifest::Selection& selection,
-                                     const std::vector<std::string>& components = {});
+                                     const std::vector<std::string>& components, Findings& out);
 
-} // namespace cudnnctl::ops
+} // namespace cudnnctl::gates

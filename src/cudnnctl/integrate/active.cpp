@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "integrate/active.hpp"
+
+#include "integrate/home_links.hpp"
+#include "integrate/loader.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+
+namespace cudnnctl::integrate {
+
+Status integrate_active(const store::Layout& layout, const store::Config& config,
+                        const std::optional<std::string>& entry, util::Notes& notes) {
+  if (entry) {
+    TRY(util::make_dirs(layout.ld_conf_dropin().parent_path()));
+    TRY(write_loader_dropin(layout, *entry));
+  } else {
+    TRY(remove_loader_dropin(layout));
+  }
+  TRY(util::hook("mid-integration"));
+  TRY(link_cuda_home(layout, config, entry, notes));
+  for (const auto& w : loader_config_warnings(layout)) {
+    notes.warn(w);
+  }
+  return run_ldconfig(layout);
+}
+
+} // namespace cudnnctl::integrate

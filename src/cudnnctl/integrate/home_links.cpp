@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "integrate/home_links.hpp"
+
+#include "host/dpkg_owned.hpp"
+#include "integrate/pkgconfig.hpp"
+#include "store/generations.hpp"
+#include "util/sha256.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::integrate {
+
+namespace {
+
+bool host_is_dir(const fs::path& host) {
+  struct stat st;
+  return ::stat(host.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void add_dir(std::vector<fs::path>& v, const fs::path& p) {
+  if (!p.empty() && std::find(v.begin(), v.end(), p) == v.end()) {
+    v.push_back(p);
+  }
+}
+
+std::vector<std::string> as_strings(const std::vector<fs::path>& v) {
+  std::vector<std::string> out;
+  for (const auto& p : v) {
+    out.push_back(p.string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The directories the step looks at: where links go (the home's include/ and lib dir, and
+// every directory adopted originals came from) and every directory that held our links.
+struct HomeTargets {
+  std::vector<fs::path> inc, lib, dirs;
+};
+
+HomeTargets home_targets(const store::Layout& layout, const store::Config& config,
+                         const HomeState& state) {
+  HomeTargets t;
+  auto home = locate_home(layout, config.cuda_home);
+  add_dir(t.inc, home.include_dir);
+  add_dir(t.lib, home.lib_dir);
+  for (const auto& r : state.adopted) {
+    fs::path d = fs::path(r.path).parent_path();
+    if (host_is_dir(layout.host(d))) {
+      add_dir(r.file.starts_with("include/") ? t.inc : t.lib, d);
+    }
+  }
+  for (const auto& d : t.inc) {
+    add_dir(t.dirs, d);
+  }
+  for (const auto& d : t.lib) {
+    add_dir(t.dirs, d);
+  }
+  for (const auto& d : state.dirs) {
+    if (host_is_dir(layout.host(d))) {
+      add_dir(t.dirs, d);
+    }
+  }
+  return t;
+}
+
+// What each directory holds, classified: ours, adopted originals we may replace, foreign.
+Result<std::vector<std::pair<fs::path, std::vector<Found>>>>
+list_dirs(const store::Layout& layout, const std::vector<fs::path>& dirs, const HomeState& state,
+          util::Notes& notes) {
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(store::StoreView view, store::read_store(layout, warnings));
+  for (const auto& w : warnings) {
+    notes.warn(w);
+  }
+  std::optional<host::ForeignIndex> foreign;
+  std::vector<std::pair<fs::path, std::vector<Found>>> listings;
+  for (const auto& d : dirs) {
+    TRY(sweep_tmp(layout, d));
+    auto found = scan_dir(layout, d, true);
+    auto libs = scan_dir(layout, d, false);
+    found.insert(found.end(), libs.begin(), libs.end());
+    for (auto& f : found) {
+      if (f.cls != Found::Class::unmanaged) {
+        continue;
+      }
+      if (f.kind != Found::Kind::other && is_takeover(layout, view, f, state.adopted)) {
+        f.cls = Found::Class::takeover;
+        continue;
+      }
+      if (!foreign) {
+        foreign = host::ForeignIndex::load(layout.root());
+      }
+      if (auto claim = foreign->claim(f.path)) {
+        f.cls = Found::Class::foreign;
+        f.why = claim->describe();
+      }
+    }
+    listings.emplace_back(d, std::move(found));
+  }
+  return listings;
+}
+
+// A CUDA home on a read-only mount (a systemd unit with ProtectSystem=strict, a read-only
+// /usr) must not stop a switch or a rollback: the loader drop-in is what processes use. Its
+// links are left as they are, with a warning saying which build they still name.
+void drop_unwritable(const store::Layout& layout, LinkPlan& plan, util::Notes& notes) {
+  std::vector<fs::path> readonly;
+  std::erase_if(plan.ops, [&](const LinkOp& op) {
+    fs::path d = op.path.parent_path();
+    if (std::find(readonly.begin(), readonly.end(), d) != readonly.end()) {
+      return true;
+    }
+    if (op.kind == LinkOp::Kind::link && store_is_volatile_for(layout, layout.host(d))) {
+      notes.warn("not linking " + d.string() + " to the store: the store is on tmpfs and " +
+                 d.string() + " is not, so the links would dangle after a reboot");
+      readonly.push_back(d);
+      return true;
+    }
+    if (::access(layout.host(d).c_str(), W_OK) == 0) {
+      return false;
+    }
+    notes.warn("cannot update the CUDA-home links in " + d.string() + " (" + std::strerror(errno) +
+               "): they still name the previous build; run `cudnnctl " +
+               "adopt` where it is writable to repair them (or set manage_cuda_home = false)");
+    readonly.push_back(d);
+    return true;
+  });
+}
+
+// Records `dirs` in cuda-home.json when they differ from what it holds.
+Status record_dirs(const store::Layout& layout, HomeState& state, std::vector<std::string> dirs) {
+  if (dirs == state.dirs) {
+    return {};
+  }
+  state.dirs = std::move(dirs);
+  return write_home_state(layout, state);
+}
+
+// cudnn.pc for `info` (removed when nothing is active).
+Status write_pc(const store::Layout& layout, const std::optional<store::EntryInfo>& info) {
+  if (!info) {
+    return remove_pkgconfig(layout);
+  }
+  TRY_ASSIGN(auto cur, store::current_generation(layout));
+  return write_pkgconfig(layout, *info, cur.value_or(0));
+}
+
+} // namespace
+
+bool is_takeover(const store::Layout& layout, const store::StoreView& view, const Found& f,
+                 const std::vector<AdoptedRecord>& records) {
+  const AdoptedRecord* rec = nullptr;
+  for (const auto& r : records) {
+    if (r.path == f.path.string()) {
+      rec = &r;
+    }
+  }
+  if (!rec || !view.entry(rec->entry)) {
+    return false;
+  }
+  bool used = std::any_of(view.generations.begin(), view.generations.end(),
+                          [&](const store::Generation& g) { return g.entry == rec->entry; });
+  if (!used) {
+    return false;
+  }
+  if (rec->kind == "symlink") {
+    return f.kind == Found::Kind::symlink && f.target == rec->target;
+  }
+  if (f.kind != Found::Kind::file || f.size != rec->size) {
+    return false;
+  }
+  auto digest = util::sha256_file(layout.host(f.path));
+  return digest && *digest == rec->sha256;
+}
+
+Status link_cuda_home(const store::Layout& layout, const store::Config& config,
+                      const std::optional<std::string>& entry, util::Notes& notes) {
+  std::optional<store::EntryInfo> info;
+  if (entry) {
+    TRY_ASSIGN(info, store::read_entry(layout, *entry));
+  }
+  TRY(write_pc(layout, info));
+  if (!config.manage_cuda_home) {
+    notes.info("CUDA-home links are off (manage_cuda_home = false)", 1);
+    return {};
+  }
+  TRY_ASSIGN(HomeState state, read_home_state(layout));
+  HomeTargets t = home_targets(layout, config, state);
+  if (t.dirs.empty()) {
+    if (entry) {
+      notes.info("no CUDA home at " + layout.host(config.cuda_home).string() +
+                     ": no CUDA-home links made",
+                 1);
+    }
+    return {};
+  }
+  TRY_ASSIGN(auto listings, list_dirs(layout, t.dirs, state, notes));
+  std::vector<Wanted> wanted;
+  if (info) {
+    wanted = wanted_links(layout, *info, t.inc, t.lib);
+  }
+  auto plan = plan_links(layout, entry.value_or(""), wanted, listings);
+  // Every directory that may hold our links is recorded before a link is made there, so a
+  // later switch finds them even after a crash or a change of cuda_home.
+  auto before = as_strings(plan.linked_dirs);
+  for (const auto& d : state.dirs) {
+    if (std::find(before.begin(), before.end(), d) == before.end()) {
+      before.push_back(d);
+    }
+  }
+  std::sort(before.begin(), before.end());
+  TRY(record_dirs(layout, state, before));
+  drop_unwritable(layout, plan, notes);
+  TRY(apply_links(layout, plan));
+  for (const auto& w : plan.warnings) {
+    notes.warn(w);
+  }
+  size_t linked = 0, removed = 0;
+  for (const auto& op : plan.ops) {
+    (op.kind == LinkOp::Kind::link ? linked : removed)++;
+  }
+  if (linked || removed) {
+    notes.action("CUDA home: " + std::to_string(linked) + " link(s) to " +
+                 (entry ? *entry : std::string("-")) + " made, " + std::to_string(removed) +
+                 " removed in " + util::join(as_strings(t.dirs), ", "));
+  }
+  return record_dirs(layout, state, as_strings(plan.linked_dirs));
+}
+
+} // namespace cudnnctl::integrate

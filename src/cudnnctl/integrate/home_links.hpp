@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA-home step of every switch (docs/ARCHITECTURE.md "CUDA-home links"): the links in
+// the CUDA home's directories come to name the active store entry's files (none when nothing
+// is active), adopted originals are replaced by links once their bytes are safe in the store,
+// and <prefix>/lib/pkgconfig/cudnn.pc follows. Idempotent: recovery simply runs it again.
+#pragma once
+
+#include "integrate/cuda_home.hpp"
+#include "store/config.hpp"
+#include "store/layout.hpp"
+#include "store/view.hpp"
+#include "util/notes.hpp"
+#include "util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::integrate {
+
+// --- Interface ---
+
+// Links for `entry` (nullopt: none) and cudnn.pc. With manage_cuda_home = false only cudnn.pc.
+// Directories that are read-only, or that would hold links into a tmpfs store from persistent
+// storage, keep what they hold, with a warning; the switch goes on.
+[[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
+                                    const std::optional<std::string>& entry, util::Notes& notes);
+
+// True when `f` (not a link into the store) is exactly the original `records` describe and
+// the record's store entry exists and is used by a generation: the CUDA-home step may then
+// replace it by a link.
+[[nodiscard]] bool is_takeover(const store::Layout& layout, const store::StoreView& view,
+                               const Found& f, const std::vector<AdoptedRecord>& records);
+
+} // namespace cudnnctl::integrate

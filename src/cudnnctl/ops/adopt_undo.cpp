@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// `adopt --undo`, and the release step it registers with the transaction room.
+#include "integrate/cuda_home.hpp"
+#include "ops/adopt.hpp"
+#include "store/backup.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+#include "util/sha256.hpp"
+#include "util/stamp.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::ops {
+
+using integrate::AdoptedRecord;
+using integrate::Found;
+
+namespace {
+
+bool host_is_dir(const fs::path& host) {
+  struct stat st;
+  return ::stat(host.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The newest record per path (a path adopted twice keeps the later record).
+std::vector<const AdoptedRecord*> latest_records(const integrate::HomeState& state) {
+  std::map<std::string, const AdoptedRecord*> by_path;
+  for (const auto& r : state.adopted) {
+    by_path[r.path] = &r;
+  }
+  std::vector<const AdoptedRecord*> out;
+  for (const auto& [p, r] : by_path) {
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Does the host path hold exactly the original `r`?
+bool holds_original(const fs::path& host, const AdoptedRecord& r) {
+  struct stat st;
+  if (::lstat(host.c_str(), &st) != 0) {
+    return false;
+  }
+  if (r.kind == "symlink") {
+    auto t = util::read_link(host);
+    return S_ISLNK(st.st_mode) && t && t->string() == r.target;
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != r.size) {
+    return false;
+  }
+  if (auto now = util::stamp_of(host); now && util::unchanged_since(r.stamp, *now)) {
+    return true; // not written since it was hashed (util/stamp.hpp)
+  }
+  auto d = util::sha256_file(host);
+  return d && *d == r.sha256;
+}
+
+// Writes original file bytes (from `fill`) to the host path atomically, with the recorded
+// mode, time and owner; the temporary is removed unless everything matched.
+Status put_file(const fs::path& host, const AdoptedRecord& r,
+                const std::function<Result<std::string>(int fd)>& fill) {
+  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create(host, r.mode & 07777));
+  TRY_ASSIGN(std::string got, fill(file.fd()));
+  if (got != r.sha256) {
+    return fail(ErrorCode::integrity, "sha256 mismatch putting back " + r.path + ": specified " +
+                                          r.sha256 + ", got " + got);
+  }
+  if (::geteuid() == 0 && ::fchown(file.fd(), r.uid, r.gid) != 0) {
+    return fail_errno("chown " + file.temp_path().string(), errno);
+  }
+  (void)::fchmod(file.fd(), r.mode & 07777); // after chown, which clears setuid bits
+  timespec times[2] = {{r.mtime, 0}, {r.mtime, 0}};
+  (void)::futimens(file.fd(), times);
+  return file.commit(util::Fsync::yes);
+}
+
+// Copies the file `src` to `out`; returns the sha256 of what was copied.
+Result<std::string> copy_hashed(const fs::path& src, int out) {
+  TRY_ASSIGN(util::Fd in, util::open_fd(src, O_RDONLY));
+  util::Sha256 hash;
+  TRY(util::copy_fd(in.get(), out, src.string(), src.string(), &hash));
+  return hash.hex_final();
+}
+
+// The entry copy of an adopted file when it still has the original bytes.
+std::optional<fs::path> entry_source(const store::Layout& layout, const AdoptedRecord& r) {
+  fs::path p = layout.entry_dir(r.entry) / r.file;
+  struct stat st;
+  if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != r.size) {
+    return std::nullopt;
+  }
+  auto d = util::sha256_file(p);
+  if (!d || *d != r.sha256) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::string member_of(const AdoptedRecord& r) {
+  return fs::path(r.path).relative_path().string();
+}
+
+// Puts every adopted original back at its path (idempotent). Returns how many were written.
+Result<int> put_back_originals(const txn::Site& site, const integrate::HomeState& state) {
+  const auto& layout = site.layout;
+  std::map<std::string, std::set<std::string>> from_backup;
+  std::map<std::string, const AdoptedRecord*> by_member;
+  int written = 0;
+  for (const auto* r : latest_records(state)) {
+    fs::path host = layout.host(r->path);
+    if (holds_original(host, *r)) {
+      continue;
+    }
+    struct stat st;
+    bool missing = ::lstat(host.c_str(), &st) != 0;
+    auto text = missing ? Result<fs::path>(fs::path()) : util::read_link(host);
+    bool ours = !missing && text &&
+                integrate::store_ref(layout, fs::path(r->path).parent_path(), text->string());
+    if (!missing && !ours) {
+      site.notes.warn(r->path +
+                      " changed since cudnnctl adopted it: left as it is (the original is in " +
+                      r->backup + ")");
+      continue;
+    }
+    if (!host_is_dir(host.parent_path())) {
+      site.notes.warn(fs::path(r->path).parent_path().string() + " is gone: " + r->path +
+                      " not put back (the original is in " + r->backup + ")");
+      continue;
+    }
+    if (r->kind == "symlink") {
+      TRY(util::replace_symlink(host, r->target, util::Fsync::yes));
+      if (::geteuid() == 0) {
+        (void)::lchown(host.c_str(), r->uid, r->gid);
+      }
+      timespec times[2] = {{r->mtime, 0}, {r->mtime, 0}};
+      (void)::utimensat(AT_FDCWD, host.c_str(), times, AT_SYMLINK_NOFOLLOW);
+      ++written;
+      continue;
+    }
+    if (auto src = entry_source(layout, *r)) {
+      TRY(put_file(host, *r, [&](int fd) { return copy_hashed(*src, fd); }));
+      ++written;
+      continue;
+    }
+    from_backup[r->backup].insert(member_of(*r));
+    by_member[member_of(*r)] = r;
+  }
+  for (const auto& [backup, members] : from_backup) {
+    TRY(store::read_backup_members(
+        layout.host(backup), members,
+        [&](const store::BackupFile& f, archive::BackupReader& reader) -> Status {
+          const AdoptedRecord& r = *by_member.at(f.member);
+          return put_file(layout.host(r.path), r, [&](int fd) {
+            return reader.read_data(
+                [&](const char* d, size_t n) { return util::write_all(fd, d, n, r.path); });
+          });
+        }));
+    written += static_cast<int>(members.size());
+  }
+  return written;
+}
+
+} // namespace
+
+txn::ReleaseStep adopted_release_step() {
+  txn::ReleaseStep step;
+  step.put_back = [](const txn::Site& site) -> Result<txn::Released> {
+    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(site.layout));
+    TRY_ASSIGN(int written, put_back_originals(site, state));
+    size_t count = latest_records(state).size();
+    return txn::Released{"put " + std::to_string(count) +
+                             " adopted originals back and deactivated cudnnctl",
+                         "put back " + std::to_string(written) + " of " + std::to_string(count) +
+                             " adopted originals (the others were already in place)"};
+  };
+  // Released: the originals are the CUDA home's own files again (a later `install` adopts
+  // them anew).
+  step.forget = [](const txn::Site& site) -> Status {
+    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(site.layout));
+    state.adopted.clear();
+    return integrate::write_home_state(site.layout, state);
+  };
+  return step;
+}
+
+namespace {
+
+// Every original must be available (store entry or verified backup) before anything changes.
+Status preflight(const store::Layout& layout, const integrate::HomeState& state) {
+  if (state.adopted.empty()) {
+    return fail(ErrorCode::usage, "nothing to undo: cudnnctl has not adopted any files here");
+  }
+  std::map<std::string, std::set<std::string>> need;
+  for (const auto* r : latest_records(state)) {
+    if (r->kind == "file" && !entry_source(layout, *r)) {
+      need[r->backup].insert(member_of(*r));
+    }
+  }
+  for (const auto& [backup, members] : need) {
+    std::vector<std::string> warnings;
+    auto meta = store::verify_backup(layout.host(backup), warnings);
+    if (!meta) {
+      Error e = meta.error();
+      e.add_context("the adopted originals are no longer in the store; their backup");
+      return fail(e);
+    }
+    for (const auto& m : members) {
+      bool ok = std::any_of(meta->files.begin(), meta->files.end(),
+                            [&](const store::BackupFile& f) { return f.member == m; });
+      if (!ok) {
+        return fail(ErrorCode::integrity, "backup " + backup + " does not hold /" + m);
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+Status adopt_undo(Context& ctx, AdoptResult& out) {
+  const auto& layout = ctx.layout();
+  if (ctx.dry_run()) {
+    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+    TRY(preflight(layout, state));
+    TRY(fill_active(ctx, out));
+    out.changed = true;
+    for (const auto* r : latest_records(state)) {
+      ctx.action("would put back " + r->path);
+    }
+    out.originals = latest_records(state).size();
+    out.said = AdoptResult::Said::would_put_back;
+    return {};
+  }
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+  TRY(preflight(layout, state));
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  out.previous = gen_info(ctx, view, view.current);
+  TRY_ASSIGN(auto tx,
+             txn::Transaction::begin(held, ctx.site(), txn::Intent::deactivation("adopt-undo")));
+  TRY(tx.commit()); // the release step, then no `current`, then the history record
+  out.changed = true;
+  out.active = std::nullopt;
+  for (const auto* r : latest_records(state)) {
+    out.restored.push_back(r->path);
+  }
+  out.said = AdoptResult::Said::put_back;
+  return {};
+}
+
+} // namespace cudnnctl::ops

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/config.hpp"
+
+#include "util/fs.hpp"
+#include "util/toml.hpp"
+
+#include <filesystem>
+#include <sys/stat.h>
+
+namespace cudnnctl::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+template <typename T> const T* as(const util::TomlEntry& e) {
+  return std::get_if<T>(&e.value);
+}
+
+std::string where(std::string_view source, const util::TomlEntry& e) {
+  return std::string(source) + ":" + std::to_string(e.line) + ": ";
+}
+
+} // namespace
+
+Result<Config> parse_config(std::string_view text, std::string_view source) {
+  TRY_ASSIGN(auto entries, util::parse_toml(text, source));
+  Config c;
+  for (const auto& [key, e] : entries) {
+    auto type_error = [&](const char* expected) {
+      return fail(ErrorCode::usage, where(source, e) + key + " must be " + expected);
+    };
+    if (key == "mirrors") {
+      if (auto v = as<std::vector<std::string>>(e)) {
+        c.mirrors = *v;
+      } else if (auto s = as<std::string>(e)) {
+        c.mirrors = {*s};
+      } else {
+        return type_error("an array of URL strings");
+      }
+    } else if (key == "prefix" || key == "cuda_home" || key == "platform" || key == "cacert") {
+      auto s = as<std::string>(e);
+      if (!s || s->empty()) {
+        return type_error("a non-empty string");
+      }
+      if ((key == "prefix" || key == "cuda_home") && (*s)[0] != '/') {
+        return fail(ErrorCode::usage, where(source, e) + key + " must be an absolute path");
+      }
+      if (key == "prefix") {
+        c.prefix = *s;
+      } else if (key == "cuda_home") {
+        c.cuda_home = *s;
+      } else if (key == "platform") {
+        c.platform = *s;
+      } else {
+        c.cacert = *s;
+      }
+    } else if (key == "require_pin" || key == "manage_cuda_home") {
+      auto b = as<bool>(e);
+      if (!b) {
+        return type_error("true or false");
+      }
+      (key == "require_pin" ? c.require_pin : c.manage_cuda_home) = *b;
+    } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
+               key == "cuda") {
+      auto n = as<int64_t>(e);
+      int64_t max = key == "cuda" ? 99 : 1000000;
+      int64_t min = key == "cuda" || key == "keep_generations" ? 1 : 0;
+      if (!n || *n < min || *n > max) {
+        return type_error(
+            ("an integer from " + std::to_string(min) + " to " + std::to_string(max)).c_str());
+      }
+      if (key == "lock_timeout") {
+        c.lock_timeout = static_cast<double>(*n);
+      } else if (key == "keep_generations") {
+        c.keep_generations = static_cast<int>(*n);
+      } else if (key == "smoke_timeout") {
+        c.smoke_timeout = static_cast<int>(*n);
+      } else {
+        c.cuda = static_cast<int>(*n);
+      }
+    } else {
+      return fail(ErrorCode::usage,
+                  where(source, e) + "unknown key " + key +
+                      " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
+                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home)");
+    }
+  }
+  return c;
+}
+
+Result<Config> load_config(const std::string& root) {
+  fs::path path = util::under_root(root, "/etc/cudnnctl/config.toml");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Config{};
+  }
+  auto text = util::read_file(path, 1 << 20);
+  if (!text) {
+    return fail(ErrorCode::usage,
+                "cannot read config " + path.string() + ": " + text.error().message);
+  }
+  return parse_config(*text, path.string());
+}
+
+} // namespace cudnnctl::store

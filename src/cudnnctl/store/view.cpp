@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/view.hpp"
+
+#include "manifest/version.hpp"
+#include "store/history.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace cudnnctl::store {
+
+const Generation* StoreView::generation(int n) const {
+  for (const auto& g : generations) {
+    if (g.number == n) {
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
+const EntryInfo* StoreView::entry(const std::string& name) const {
+  for (const auto& e : entries) {
+    if (e.name == name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+const EntryInfo* StoreView::active_entry() const {
+  if (!current) {
+    return nullptr;
+  }
+  const auto* g = generation(*current);
+  return g ? entry(g->entry) : nullptr;
+}
+
+std::optional<std::string> StoreView::entry_of(std::optional<int> n) const {
+  const auto* g = n ? generation(*n) : nullptr;
+  return g ? std::optional<std::string>(g->entry) : std::nullopt;
+}
+
+Result<StoreView> read_store(const Layout& layout, std::vector<std::string>& warnings) {
+  StoreView view;
+  TRY_ASSIGN(view.generations, list_generations(layout, warnings));
+  TRY_ASSIGN(view.entries, list_entries(layout, warnings));
+  TRY_ASSIGN(view.current, current_generation(layout));
+  if (view.current && !view.generation(*view.current)) {
+    warnings.push_back("current names generation " + std::to_string(*view.current) +
+                       ", which does not exist; run `cudnnctl recover`");
+  }
+  return view;
+}
+
+std::optional<GenInfo> gen_info(const Layout& layout, const StoreView& view, std::optional<int> n) {
+  if (!n) {
+    return std::nullopt;
+  }
+  const auto* g = view.generation(*n);
+  if (!g) {
+    return std::nullopt;
+  }
+  const auto* e = view.entry(g->entry);
+  if (!e) {
+    return std::nullopt;
+  }
+  return GenInfo{
+      e->version, e->cuda_major, e->platform, g->number, layout.entry_dir(e->name).string(),
+      e->name,    e->origin};
+}
+
+ActivePair active_pair(const Layout& layout, const StoreView& view) {
+  ActivePair p;
+  p.active = gen_info(layout, view, view.current);
+  if (view.current) {
+    p.previous = gen_info(layout, view, rollback_target(view.generations, *view.current));
+  }
+  return p;
+}
+
+std::vector<const EntryInfo*> match_entries(const StoreView& view, const std::string& version_arg,
+                                            std::optional<int> cuda,
+                                            const std::optional<std::string>& platform) {
+  std::vector<const EntryInfo*> out;
+  auto wanted = manifest::Version::parse(version_arg);
+  if (!wanted) {
+    return out;
+  }
+  for (const auto& e : view.entries) {
+    auto v = manifest::Version::parse(e.version);
+    bool version_ok = (v && wanted->is_prefix_of(*v)) || e.label == version_arg;
+    bool cuda_ok = !cuda || *cuda == e.cuda_major;
+    bool platform_ok = !platform || *platform == e.platform;
+    if (version_ok && cuda_ok && platform_ok) {
+      out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+std::string describe(const EntryInfo& e) {
+  std::string s = e.version + " (CUDA " + std::to_string(e.cuda_major) + ", " + e.platform;
+  if (e.origin != "installed") {
+    s += ", " + e.origin;
+  }
+  return s + ")";
+}
+
+Result<int> next_generation_number(const Layout& layout,
+                                   const std::vector<Generation>& generations) {
+  int best = max_generation(generations, layout);
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(auto history, read_history(layout, warnings));
+  for (const auto& rec : history) {
+    for (const char* key : {"from", "to"}) {
+      if (rec.contains(key) && rec[key].is_object() && rec[key].contains("generation") &&
+          rec[key]["generation"].is_number_integer()) {
+        best = std::max(best, rec[key]["generation"].get<int>());
+      }
+    }
+  }
+  return best + 1;
+}
+
+} // namespace cudnnctl::store

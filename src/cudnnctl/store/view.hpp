@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Read-only snapshots of the store: the generations, the entries, which one is active. Readers
+// take no lock: every publication is one rename, so a snapshot shows the old or the new state.
+#pragma once
+
+#include "store/entry.hpp"
+#include "store/generations.hpp"
+#include "store/layout.hpp"
+#include "util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudnnctl::store {
+
+// --- Interface ---
+
+// A snapshot of the store: generations, entries, the active generation.
+struct StoreView {
+  std::vector<Generation> generations;
+  std::vector<EntryInfo> entries;
+  std::optional<int> current;
+
+  [[nodiscard]] const Generation* generation(int n) const;
+  [[nodiscard]] const EntryInfo* entry(const std::string& name) const;
+  // The entry the current generation points at, or nullptr.
+  [[nodiscard]] const EntryInfo* active_entry() const;
+  // The store entry generation `n` points at, or nullopt.
+  [[nodiscard]] std::optional<std::string> entry_of(std::optional<int> n) const;
+};
+
+// Reads the snapshot; what is damaged (unreadable metadata, a `current` naming a missing
+// generation) is appended to `warnings`.
+[[nodiscard]] Result<StoreView> read_store(const Layout& layout,
+                                           std::vector<std::string>& warnings);
+
+// A generation as the contract's "active"/"previous" objects describe it.
+struct GenInfo {
+  std::string version;
+  int cuda = 0;
+  std::string platform;
+  int generation = 0;
+  std::string path; // host path of the store entry
+  std::string entry;
+  std::string origin;
+};
+
+// GenInfo for generation n (nullopt when it or its entry is missing).
+[[nodiscard]] std::optional<GenInfo> gen_info(const Layout& layout, const StoreView& view,
+                                              std::optional<int> n);
+
+// The active generation and the one `rollback` would go to.
+struct ActivePair {
+  std::optional<GenInfo> active;
+  std::optional<GenInfo> previous;
+};
+[[nodiscard]] ActivePair active_pair(const Layout& layout, const StoreView& view);
+
+// Entries matching a VERSION argument: a label or version prefix ("9.1", "9.1.0",
+// "9.1.0.70"), filtered by `cuda` and `platform` when given.
+[[nodiscard]] std::vector<const EntryInfo*>
+match_entries(const StoreView& view, const std::string& version_arg, std::optional<int> cuda,
+              const std::optional<std::string>& platform);
+
+// One human line describing an entry: "9.1.0.70 (CUDA 12, linux-x86_64)".
+[[nodiscard]] std::string describe(const EntryInfo& e);
+
+// Next free generation number: above every link, metadata file and history record (a number
+// is never reused while anything mentions it).
+[[nodiscard]] Result<int> next_generation_number(const Layout& layout,
+                                                 const std::vector<Generation>& generations);
+
+} // namespace cudnnctl::store

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "txn/recovery.hpp"
+
+#include "integrate/active.hpp"
+#include "store/generations.hpp"
+#include "store/history.hpp"
+#include "store/view.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::txn {
+
+using nlohmann::json;
+
+namespace {
+
+// Every existing ancestor of `dir` (inclusive), outermost first.
+std::vector<fs::path> ancestors(const fs::path& dir) {
+  std::vector<fs::path> out;
+  fs::path p = dir;
+  while (true) {
+    out.push_back(p);
+    if (!p.has_parent_path() || p.parent_path() == p) {
+      break;
+    }
+    p = p.parent_path();
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Status check_dir_chain(const fs::path& dir, const char* what) {
+  uid_t me = ::geteuid();
+  for (const auto& p : ancestors(dir)) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) {
+      break; // the rest will be created by us
+    }
+    bool sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
+    bool others_write = (st.st_mode & S_IWOTH) && !sticky_root;
+    bool group_write = (st.st_mode & S_IWGRP) && st.st_gid != 0 && !sticky_root;
+    bool foreign_owner = st.st_uid != 0 && st.st_uid != me;
+    if (others_write || group_write || foreign_owner) {
+      return fail(
+          ErrorCode::environment,
+          std::string("refusing to manage ") + what + " " + dir.string() + ": " + p.string() +
+              (foreign_owner ? " is owned by another user" : " is writable by other users") +
+              " (a root tool must not act on paths others can replace; fix its "
+              "owner/mode or choose another --prefix/--root)");
+    }
+  }
+  return {};
+}
+
+void sweep_dir(const fs::path& dir, const std::function<bool(const std::string&)>& leftover,
+               std::vector<std::string>& done) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return;
+  }
+  std::vector<fs::path> victims;
+  for (const auto& de : fs::directory_iterator(dir, ec)) {
+    if (leftover(de.path().filename().string())) {
+      victims.push_back(de.path());
+    }
+  }
+  for (const auto& v : victims) {
+    if (util::remove_tree(v)) {
+      done.push_back("removed leftover " + v.string());
+    }
+  }
+}
+
+bool is_gen_meta_orphan(const store::Layout& layout, const std::string& name) {
+  if (!name.ends_with(".json")) {
+    return false;
+  }
+  std::string num = name.substr(0, name.size() - 5);
+  if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  return !util::exists_nofollow(layout.generations_dir() / num);
+}
+
+// Leftovers of processes that died (the lock is held, so no live process owns them).
+void sweep_leftovers(const store::Layout& layout, std::vector<std::string>& done) {
+  sweep_dir(
+      layout.store_dir(),
+      [](const std::string& n) {
+        return n.starts_with(".staging-") || n.starts_with(".trash-") || util::is_tmp_name(n);
+      },
+      done);
+  sweep_dir(
+      layout.generations_dir(),
+      [&](const std::string& n) { return util::is_tmp_name(n) || is_gen_meta_orphan(layout, n); },
+      done);
+  for (const auto& dir : {layout.prefix_dir(), layout.state_dir(), layout.cache_dir(),
+                          layout.ld_conf_dropin().parent_path()}) {
+    sweep_dir(
+        dir,
+        [&](const std::string& n) {
+          if (dir == layout.ld_conf_dropin().parent_path()) {
+            return n.starts_with(".00-cudnnctl.conf.tmp.");
+          }
+          return util::is_tmp_name(n);
+        },
+        done);
+  }
+}
+
+Result<store::StoreView> read_view(const Site& site) {
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(store::StoreView view, store::read_store(site.layout, warnings));
+  for (const auto& w : warnings) {
+    site.notes.warn(w);
+  }
+  return view;
+}
+
+// True when history.jsonl holds a record of transaction `txid`.
+bool history_has_txid(const store::Layout& layout, const std::string& txid) {
+  std::vector<std::string> warnings;
+  auto records = store::read_history(layout, warnings);
+  if (!records || txid.empty()) {
+    return false;
+  }
+  return std::any_of(records->rbegin(), records->rend(), [&](const json& r) {
+    return r.is_object() && r.contains("txid") && r["txid"].is_string() &&
+           r["txid"].get<std::string>() == txid;
+  });
+}
+
+} // namespace
+
+// The decisions of recovery (docs/ARCHITECTURE.md "What recovery does"), one per journal
+// state; each step is carried out by the Transaction the journal describes.
+class Recovery {
+public:
+  static Result<std::vector<std::string>> run(const Site& site);
+
+private:
+  static Result<std::optional<std::string>> corrupt_reason(const Site& site,
+                                                           const Result<std::optional<Journal>>& j);
+  static Result<std::string> discard(const Site& site, const std::string& why);
+  static Result<std::string> replay(const Site& site, Journal jr);
+  static Status undo(Transaction& tx, const store::StoreView& view);
+};
+
+Result<std::optional<std::string>>
+Recovery::corrupt_reason(const Site& site, const Result<std::optional<Journal>>& journal) {
+  if (!journal) {
+    return std::optional<std::string>(journal.error().message);
+  }
+  if (*journal && (*journal)->from_generation) {
+    // Every transaction starts from an existing generation and nothing deletes it while
+    // the lock is held: a journal that names a missing one does not describe this store
+    // (reverting to it would point `current` at nothing).
+    TRY_ASSIGN(store::StoreView view, read_view(site));
+    if (!view.generation(*(*journal)->from_generation)) {
+      return std::optional<std::string>("journal " + site.layout.journal_file().string() +
+                                        " does not match the store: generation " +
+                                        std::to_string(*(*journal)->from_generation) +
+                                        " (active when it started) does not exist");
+    }
+  }
+  return std::optional<std::string>();
+}
+
+Result<std::string> Recovery::discard(const Site& site, const std::string& why) {
+  // A torn, foreign or inconsistent journal: nothing in it can be trusted. The store itself
+  // is consistent (every publication is a rename), so keep `current`, re-integrate it and
+  // drop the journal.
+  const auto& layout = site.layout;
+  site.notes.warn(why + "; keeping the active generation");
+  TRY_ASSIGN(auto cur, store::current_generation(layout));
+  std::vector<std::string> w;
+  TRY_ASSIGN(auto gens, store::list_generations(layout, w));
+  std::optional<std::string> entry;
+  for (const auto& g : gens) {
+    if (cur && g.number == *cur) {
+      entry = g.entry;
+    }
+  }
+  TRY(integrate::integrate_active(layout, site.config, entry, site.notes));
+  TRY(store::append_history(
+      layout, {{"command", "recover"}, {"result", "journal-discarded"}, {"message", why}}));
+  TRY(clear_journal(layout));
+  return std::string("discarded an unreadable journal and re-integrated the active generation");
+}
+
+Status Recovery::undo(Transaction& tx, const store::StoreView& view) {
+  // The flip did not happen: undo everything this transaction published.
+  const Journal& jr = tx.m_jr;
+  if (jr.generation_created && jr.to_generation && view.current != jr.to_generation) {
+    TRY(store::remove_generation(tx.m_site.layout, *jr.to_generation));
+  }
+  bool referenced = false;
+  for (const auto& g : view.generations) {
+    if (g.entry == jr.entry && (!jr.to_generation || g.number != *jr.to_generation)) {
+      referenced = true;
+    }
+  }
+  std::vector<std::string> entries;
+  if (jr.entry_created && !jr.entry.empty() && !referenced) {
+    entries.push_back(jr.entry);
+  }
+  TRY(tx.delete_items({}, entries));
+  std::optional<std::string> active;
+  if (const auto* e = view.active_entry()) {
+    active = e->name;
+  }
+  TRY(tx.integrate(active));
+  return tx.record("undone-by-recover", "interrupted before the switch; nothing was activated");
+}
+
+Result<std::string> Recovery::replay(const Site& site, Journal journal) {
+  const auto& layout = site.layout;
+  TRY_ASSIGN(store::StoreView view, read_view(site));
+  std::string what =
+      "interrupted `" + (journal.argv.empty() ? journal.command : journal.argv) + "`";
+  Phase phase = journal.phase;
+  Intent::Kind kind = phase == Phase::deleting       ? Intent::Kind::deletion
+                      : phase == Phase::deactivating ? Intent::Kind::deactivation
+                                                     : Intent::Kind::build;
+  if (history_has_txid(layout, journal.txid)) {
+    // Interrupted after its history record (the commit record): it is complete.
+    TRY(clear_journal(layout));
+    return "removed the journal of " + what + ", which had completed";
+  }
+  Transaction tx(site, std::move(journal), kind, "");
+  tx.m_written = true;
+  tx.m_state = Transaction::State::done; // recovery decides what happens; nothing is undone twice
+  const Journal& jr = tx.m_jr;
+  if (phase == Phase::deactivating) {
+    TRY(tx.deactivate("completed-by-recover")); // `adopt --undo`: the registered release step
+    return "finished " + what + " (adopted originals put back, cudnnctl deactivated)";
+  }
+  if (phase == Phase::deleting) {
+    TRY(tx.delete_items(jr.delete_generations, jr.delete_entries));
+    TRY(tx.record("completed-by-recover", "finished the deletion"));
+    return "finished " + what + " (deletion completed)";
+  }
+  if (phase == Phase::reverting) {
+    Error why(ErrorCode::rolled_back, "post-switch check failed before an interruption");
+    Error e = tx.revert(why);
+    if (e.code != ErrorCode::rolled_back) {
+      return fail(e);
+    }
+    return "finished rolling back " + what + " to generation " +
+           (jr.from_generation ? std::to_string(*jr.from_generation) : "none");
+  }
+  if (jr.to_generation && view.current == jr.to_generation) {
+    // The flip happened: the new generation passed every pre-switch check, so roll forward
+    // and finish the integration.
+    TRY(tx.integrate(jr.entry));
+    TRY(tx.record("completed-by-recover",
+                  "interrupted after the switch; integration finished by recover "
+                  "(post-switch checks did not run: use `cudnnctl verify --smoke`)"));
+    return "completed " + what + ": generation " + std::to_string(*jr.to_generation) + " is active";
+  }
+  TRY(undo(tx, view));
+  return "undid " + what + " (it was interrupted before the switch)";
+}
+
+Result<std::vector<std::string>> Recovery::run(const Site& site) {
+  std::vector<std::string> done;
+  auto journal = read_journal(site.layout);
+  TRY_ASSIGN(std::optional<std::string> corrupt, corrupt_reason(site, journal));
+  if (corrupt) {
+    TRY_ASSIGN(std::string line, discard(site, *corrupt));
+    done.push_back(line);
+  } else if (*journal) {
+    TRY_ASSIGN(std::string line, replay(site, std::move(**journal)));
+    done.push_back(line);
+  }
+  sweep_leftovers(site.layout, done);
+  return done;
+}
+
+Status check_ownership(const store::Layout& layout) {
+  TRY(check_dir_chain(layout.prefix_dir(), "prefix"));
+  TRY(check_dir_chain(layout.state_dir(), "state directory"));
+  TRY(check_dir_chain(layout.cache_dir(), "cache directory"));
+  return {};
+}
+
+Result<std::vector<std::string>> recover(const Site& site) {
+  return Recovery::run(site);
+}
+
+bool journal_pending(const store::Layout& layout) {
+  auto journal = read_journal(layout);
+  return !journal || *journal;
+}
+
+Result<Lock> Lock::take(const Site& site) {
+  TRY(check_ownership(site.layout));
+  auto ms = std::chrono::milliseconds(static_cast<long>(site.lock_timeout * 1000));
+  std::string holder = "pid " + std::to_string(::getpid()) + ": cudnnctl " + site.argv +
+                       ", since " + util::utc_timestamp();
+  TRY_ASSIGN(util::LockFile file, util::LockFile::acquire(site.layout.lock_file(), ms, holder));
+  TRY_ASSIGN(auto done, recover(site));
+  return Lock(std::move(file), std::move(done));
+}
+
+} // namespace cudnnctl::txn

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// What happens before any transaction may begin (docs/ARCHITECTURE.md "What recovery does"):
+// the ownership check of the paths cudnnctl manages, and the recovery of whatever an
+// interrupted command left: its journal replayed (undo before the flip, roll forward after
+// it), then the leftovers of dead processes swept. Lock::take (transaction.hpp) runs both.
+#pragma once
+
+#include "store/layout.hpp"
+#include "txn/transaction.hpp"
+#include "util/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudnnctl::txn {
+
+// --- Interface ---
+
+// Refuses a prefix, state or cache directory that users other than root (and us) could
+// write: a root tool must not act on paths others can swap. World-writable sticky
+// directories owned by root (/tmp) are accepted. Error: ErrorCode::environment.
+[[nodiscard]] Status check_ownership(const store::Layout& layout);
+
+// Replays the journal an interrupted command left (nothing when there is none), then sweeps
+// leftovers (staging and trash directories, temporaries, generation metadata without a link).
+// Returns a line per thing done. Needs the lock: Lock::take calls it.
+[[nodiscard]] Result<std::vector<std::string>> recover(const Site& site);
+
+// True when a journal is present (readable or not): an interrupted transaction is pending.
+[[nodiscard]] bool journal_pending(const store::Layout& layout);
+
+} // namespace cudnnctl::txn

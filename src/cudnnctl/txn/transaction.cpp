@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: Apache-2.0
+// The only writer of the journal and the only caller of store::set_current.
+#include "txn/transaction.hpp"
+
+#include "integrate/active.hpp"
+#include "store/generations.hpp"
+#include "store/history.hpp"
+#include "store/view.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+#include "util/strings.hpp"
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::txn {
+
+using nlohmann::json;
+
+namespace {
+
+ReleaseStep& release_step() {
+  static ReleaseStep step;
+  return step;
+}
+
+// {"generation": n, "entry", "version", "cuda", "platform"} for history records (null when n
+// is unset; only the number when the generation or its entry is gone).
+json gen_ref(const store::StoreView& view, std::optional<int> n) {
+  if (!n) {
+    return nullptr;
+  }
+  json j = {{"generation", *n}};
+  if (const auto* g = view.generation(*n)) {
+    j["entry"] = g->entry;
+    if (const auto* e = view.entry(g->entry)) {
+      j["version"] = e->version;
+      j["cuda"] = e->cuda_major;
+      j["platform"] = e->platform;
+    }
+  }
+  return j;
+}
+
+} // namespace
+
+void register_release_step(ReleaseStep step) {
+  release_step() = std::move(step);
+}
+
+// --- Intent ---
+
+Intent Intent::build(std::string command, std::string entry, std::string context) {
+  Intent i;
+  i.kind = Kind::build;
+  i.command = std::move(command);
+  i.entry = std::move(entry);
+  i.context = std::move(context);
+  return i;
+}
+
+Intent Intent::activate(std::string command, std::string entry) {
+  Intent i;
+  i.kind = Kind::activate;
+  i.command = std::move(command);
+  i.entry = std::move(entry);
+  return i;
+}
+
+Intent Intent::rollback(int generation, std::string entry) {
+  Intent i;
+  i.kind = Kind::rollback;
+  i.command = "rollback";
+  i.entry = std::move(entry);
+  i.target = generation;
+  return i;
+}
+
+Intent Intent::deletion(std::string command, std::vector<int> generations,
+                        std::vector<std::string> entries) {
+  Intent i;
+  i.kind = Kind::deletion;
+  i.command = std::move(command);
+  i.delete_generations = std::move(generations);
+  i.delete_entries = std::move(entries);
+  return i;
+}
+
+Intent Intent::deactivation(std::string command) {
+  Intent i;
+  i.kind = Kind::deactivation;
+  i.command = std::move(command);
+  return i;
+}
+
+// --- Staging ---
+
+Staging::Staging(Staging&& other) noexcept
+    : m_path(std::move(other.m_path)), m_sealed(other.m_sealed), m_keep(other.m_keep) {
+  other.m_keep = true;
+}
+
+Staging::~Staging() {
+  if (!m_keep && !m_path.empty()) {
+    (void)util::remove_tree(m_path);
+  }
+}
+
+Status Staging::seal(const store::EntryInfo& info) {
+  TRY(util::write_file_atomic(m_path / store::k_entry_meta, json(info).dump(1) + "\n", 0644,
+                              util::Fsync::no));
+  // Everything in the entry reaches the disk before the rename that publishes it.
+  TRY(util::sync_tree(m_path));
+  m_sealed = true;
+  return {};
+}
+
+// --- Transaction ---
+
+Transaction::Transaction(const Site& site, Journal journal, Intent::Kind kind, std::string context)
+    : m_site(site), m_jr(std::move(journal)), m_kind(kind), m_context(std::move(context)) {}
+
+Transaction::Transaction(Transaction&& other) noexcept
+    : m_site(other.m_site), m_jr(std::move(other.m_jr)), m_kind(other.m_kind),
+      m_context(std::move(other.m_context)), m_state(other.m_state), m_written(other.m_written),
+      m_generating(other.m_generating) {
+  other.m_state = State::done;
+}
+
+Transaction::~Transaction() {
+  if (m_state == State::open && m_written) {
+    (void)abort(Error(ErrorCode::internal, "the command ended without finishing its transaction"));
+  }
+}
+
+Result<Transaction> Transaction::begin(const Lock& lock, const Site& site, Intent intent) {
+  (void)lock; // held: nothing else changes the store until it is released
+  TRY_ASSIGN(std::optional<int> current, store::current_generation(site.layout));
+  Journal jr = new_journal(intent.command, site.argv);
+  jr.entry = intent.entry;
+  jr.from_generation = current;
+  switch (intent.kind) {
+  case Intent::Kind::build:
+    jr.phase = Phase::prepare;
+    break;
+  case Intent::Kind::activate:
+    jr.phase = Phase::entry_committed;
+    break;
+  case Intent::Kind::rollback:
+    // The only record before the flip (nothing is created): it names the target.
+    jr.phase = Phase::switching;
+    jr.to_generation = intent.target;
+    break;
+  case Intent::Kind::deletion:
+    jr.phase = Phase::deleting;
+    jr.to_generation = current;
+    jr.delete_generations = std::move(intent.delete_generations);
+    jr.delete_entries = std::move(intent.delete_entries);
+    break;
+  case Intent::Kind::deactivation:
+    jr.phase = Phase::deactivating;
+    break;
+  }
+  Transaction tx(site, std::move(jr), intent.kind, std::move(intent.context));
+  if (intent.kind != Intent::Kind::activate) {
+    // Journal first: before the first mutation, recovery must know what to undo or finish.
+    TRY(tx.write());
+  }
+  return tx;
+}
+
+Status Transaction::write() {
+  TRY(write_journal(m_site.layout, m_jr));
+  m_written = true;
+  return {};
+}
+
+Error Transaction::with_context(Error why) const {
+  if (!m_generating && !m_context.empty()) {
+    why.add_context(m_context);
+  }
+  return why;
+}
+
+Result<Staging> Transaction::stage() {
+  const auto& layout = m_site.layout;
+  auto made = [&]() -> Result<fs::path> {
+    TRY(util::make_dirs(layout.store_dir()));
+    m_jr.staging = ".staging-" + boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) + "-" +
+                   util::random_hex(4);
+    // Named before it exists: a crash after the mkdir leaves nothing recovery cannot find.
+    TRY(write());
+    fs::path staging = layout.store_dir() / m_jr.staging;
+    if (::mkdir(staging.c_str(), 0755) != 0) {
+      return fail_errno("cannot create " + staging.string(), errno);
+    }
+    return staging;
+  }();
+  if (!made) {
+    return fail(abort(made.error()));
+  }
+  return Staging(std::move(*made));
+}
+
+Status Transaction::publish(Staging&& staging) {
+  Staging s(std::move(staging));
+  auto done = [&]() -> Status {
+    if (!s.m_sealed) {
+      return fail(ErrorCode::internal, "publishing a staging directory that was not sealed");
+    }
+    TRY(util::hook("after-staging"));
+    m_jr.entry_created = true; // owned from here on: recovery deletes it unless it is active
+    TRY(write());
+    TRY(util::rename_durable(s.path(), m_site.layout.entry_dir(m_jr.entry)));
+    s.m_keep = true;
+    m_jr.phase = Phase::entry_committed;
+    m_jr.staging.clear();
+    TRY(write());
+    TRY(util::hook("after-store-commit"));
+    return {};
+  }();
+  if (!done) {
+    return fail(abort(done.error()));
+  }
+  return {};
+}
+
+Result<int> Transaction::create_generation(const std::string& command) {
+  m_generating = true;
+  const auto& layout = m_site.layout;
+  auto made = [&]() -> Result<int> {
+    std::vector<std::string> warnings;
+    TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
+    TRY_ASSIGN(int n, store::next_generation_number(layout, gens));
+    m_jr.to_generation = n;
+    m_jr.generation_created = true; // owned from here on
+    TRY(write());
+    store::Generation gen{n, m_jr.entry, m_jr.from_generation, util::utc_timestamp(), command};
+    TRY(store::create_generation(layout, gen));
+    TRY(util::hook("after-generation"));
+    // No further record before the flip: the one above names the generation, and recovery
+    // undoes it (current still old) or rolls forward (current names it) from that alone.
+    // Each record is two fsyncs.
+    m_jr.phase = Phase::generation_created;
+    return n;
+  }();
+  if (!made) {
+    return fail(abort(made.error()));
+  }
+  return *made;
+}
+
+Status Transaction::point_current(std::optional<int> generation) {
+  const auto& layout = m_site.layout;
+  if (generation) {
+    return store::set_current(layout, *generation);
+  }
+  if (!util::exists_nofollow(layout.current_link())) {
+    return {};
+  }
+  TRY(util::remove_file(layout.current_link()));
+  return util::fsync_dir(layout.prefix_dir());
+}
+
+Status Transaction::integrate(const std::optional<std::string>& entry) {
+  return integrate::integrate_active(m_site.layout, m_site.config, entry, m_site.notes);
+}
+
+Status Transaction::flip() {
+  auto done = [&]() -> Status {
+    if (!m_jr.to_generation) {
+      return fail(ErrorCode::internal, "flip without a generation to switch to");
+    }
+    // The journal on disk already names the generation this switch goes to; recovery needs
+    // no more to undo or roll forward.
+    m_jr.phase = Phase::switching;
+    TRY(util::hook("before-switch"));
+    // The commit point: after this rename every reader sees the new generation.
+    TRY(point_current(m_jr.to_generation));
+    TRY(util::hook("after-switch"));
+    // No journal record for "switched" or "integrated": recovery decides by what `current`
+    // names, and `switching` with the new generation in `current` is rolled forward (the
+    // integration redone) exactly as those phases would be. Two fsynced writes fewer per
+    // switch (docs/BENCHMARKS.md, rollback).
+    TRY(integrate(m_jr.entry));
+    TRY(util::hook("after-integration"));
+    return {};
+  }();
+  if (!done) {
+    return fail(abort(done.error()));
+  }
+  return {};
+}
+
+Status Transaction::step(Status result) {
+  if (!result) {
+    return fail(abort(result.error()));
+  }
+  return {};
+}
+
+Status Transaction::commit() {
+  if (m_state == State::done) {
+    return fail(ErrorCode::internal, "commit of a finished transaction");
+  }
+  Status done;
+  if (m_kind == Intent::Kind::deletion) {
+    done = delete_items(m_jr.delete_generations, m_jr.delete_entries);
+    if (done) {
+      done = record("ok", "");
+    }
+  } else if (m_kind == Intent::Kind::deactivation) {
+    done = deactivate("ok");
+  } else {
+    done = record("ok", "");
+  }
+  if (!done) {
+    // Not recorded: the transaction is not complete, so it is undone like any failure after
+    // the switch (a deletion or a deactivation keeps its journal: the next command ends it).
+    return fail(abort(done.error()));
+  }
+  m_state = State::done;
+  return {};
+}
+
+Error Transaction::abort(Error why) {
+  if (m_state == State::done) {
+    return why;
+  }
+  m_state = State::done;
+  if (m_kind == Intent::Kind::deletion || m_kind == Intent::Kind::deactivation) {
+    return why; // rolled forward by the next command's recovery
+  }
+  auto cur = store::current_generation(m_site.layout);
+  bool flipped = cur && *cur && m_jr.to_generation && **cur == *m_jr.to_generation;
+  if (flipped) {
+    return revert(why);
+  }
+  Error e = with_context(std::move(why));
+  undo(e);
+  return e;
+}
+
+void Transaction::undo(const Error& why) {
+  const auto& layout = m_site.layout;
+  bool clean = true;
+  if (!m_jr.staging.empty()) {
+    clean = clean && util::remove_tree(layout.store_dir() / m_jr.staging).has_value();
+  }
+  if (m_jr.generation_created && m_jr.to_generation) {
+    clean = clean && store::remove_generation(layout, *m_jr.to_generation).has_value();
+  }
+  if (m_jr.entry_created) {
+    clean = clean && delete_items({}, {m_jr.entry}).has_value();
+  }
+  // When the cleanup failed the journal stays: the next command finishes it.
+  if (clean) {
+    (void)record("failed", why.full_message());
+  }
+}
+
+Error Transaction::revert(const Error& why) {
+  const auto& layout = m_site.layout;
+  auto attempt = [&]() -> Status {
+    m_jr.phase = Phase::reverting;
+    TRY(write());
+    TRY(util::hook("mid-rollback"));
+    std::optional<std::string> back_entry;
+    if (m_jr.from_generation) {
+      std::vector<std::string> w;
+      TRY_ASSIGN(auto gens, store::list_generations(layout, w));
+      for (const auto& g : gens) {
+        if (g.number == *m_jr.from_generation) {
+          back_entry = g.entry;
+        }
+      }
+    }
+    TRY(point_current(m_jr.from_generation));
+    TRY(integrate(back_entry));
+    std::vector<int> gens;
+    if (m_jr.generation_created && m_jr.to_generation) {
+      gens.push_back(*m_jr.to_generation);
+    }
+    std::vector<std::string> entries;
+    if (m_jr.entry_created && m_jr.entry != back_entry.value_or("")) {
+      entries.push_back(m_jr.entry);
+    }
+    TRY(delete_items(gens, entries));
+    TRY(record("rolled-back", why.full_message()));
+    return {};
+  };
+  if (auto status = attempt(); !status) {
+    Error e = status.error();
+    e.add_context("rolling back after: " + why.full_message());
+    e.message += " (the journal is kept; run `cudnnctl recover`)";
+    return e;
+  }
+  std::string back = m_jr.from_generation ? "generation " + std::to_string(*m_jr.from_generation)
+                                          : "no active cuDNN (as before)";
+  m_site.notes.action("rolled back to " + back);
+  return Error(ErrorCode::rolled_back, why.full_message() + "; rolled back to " + back);
+}
+
+Status Transaction::deactivate(const std::string& result) {
+  const ReleaseStep& step = release_step();
+  if (!step.put_back || !step.forget) {
+    return fail(ErrorCode::internal, "no release step is registered for a deactivation");
+  }
+  TRY_ASSIGN(Released released, step.put_back(m_site));
+  TRY(util::hook("mid-release"));
+  TRY(point_current(std::nullopt));
+  // Forgotten before the integration below, which removes only our links.
+  TRY(step.forget(m_site));
+  TRY(integrate(std::nullopt));
+  TRY(record(result, released.message));
+  m_site.notes.action(released.action);
+  m_site.notes.action("deactivated cudnnctl: no current generation, loader drop-in and CUDA-home "
+                      "links removed");
+  return {};
+}
+
+Status Transaction::record(const std::string& result, const std::string& message) {
+  const auto& layout = m_site.layout;
+  TRY(util::hook("before-commit"));
+  std::vector<std::string> warnings;
+  store::StoreView view;
+  if (auto gens = store::list_generations(layout, warnings)) {
+    view.generations = *gens;
+  }
+  if (auto entries = store::list_entries(layout, warnings)) {
+    view.entries = *entries;
+  }
+  json rec = {{"txid", m_jr.txid},
+              {"command", m_jr.command},
+              {"argv", m_jr.argv},
+              {"result", result},
+              {"from", gen_ref(view, m_jr.from_generation)},
+              {"to", gen_ref(view, m_jr.to_generation)},
+              {"started", m_jr.started}};
+  if (!message.empty()) {
+    rec["message"] = message;
+  }
+  if (!m_jr.delete_generations.empty()) {
+    rec["deleted_generations"] = m_jr.delete_generations;
+  }
+  if (!m_jr.delete_entries.empty()) {
+    rec["deleted_entries"] = m_jr.delete_entries;
+  }
+  if (!m_jr.entry.empty()) {
+    rec["entry"] = m_jr.entry; // also when "to" is gone (an undone install)
+  }
+  // The history record is the commit record: once it is on disk the transaction is done,
+  // and recovery only removes a journal whose txid it finds there (no second record).
+  TRY(store::append_history(layout, rec));
+  Status cleared = util::hook("after-history");
+  if (cleared) {
+    cleared = clear_journal(layout);
+  }
+  if (!cleared) {
+    m_site.notes.warn("the transaction is complete, but its journal could not be removed (" +
+                      cleared.error().message + "); the next cudnnctl command removes it");
+  }
+  return {};
+}
+
+Status Transaction::delete_items(const std::vector<int>& generations,
+                                 const std::vector<std::string>& entries) {
+  const auto& layout = m_site.layout;
+  TRY_ASSIGN(auto current, store::current_generation(layout));
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
+  std::string current_entry;
+  for (const auto& g : gens) {
+    if (current && g.number == *current) {
+      current_entry = g.entry;
+    }
+  }
+  for (int n : generations) {
+    if (current && n == *current) {
+      continue; // never the active generation
+    }
+    TRY(store::remove_generation(layout, n));
+    TRY(util::hook("mid-remove"));
+  }
+  for (const auto& name : entries) {
+    if (name == current_entry) {
+      continue;
+    }
+    fs::path dir = layout.entry_dir(name);
+    if (!util::exists_nofollow(dir)) {
+      continue;
+    }
+    // Rename first: the entry disappears from its name in one step; the slow removal of
+    // the renamed tree can be interrupted safely (swept as a leftover).
+    fs::path trash = layout.store_dir() / (".trash-" + name + "-" + util::random_hex(4));
+    TRY(util::rename_durable(dir, trash));
+    TRY(util::hook("mid-gc"));
+    TRY(util::remove_tree(trash));
+  }
+  return {};
+}
+
+} // namespace cudnnctl::txn
