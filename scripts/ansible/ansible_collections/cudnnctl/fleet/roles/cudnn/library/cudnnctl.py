@@ -1,1 +1,1 @@
-../../../library/cudnnctl.py
+../../../plugins/modules/cudnnctl.py

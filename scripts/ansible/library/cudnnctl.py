@@ -1,0 +1,1 @@
+../ansible_collections/cudnnctl/fleet/plugins/modules/cudnnctl.py
