@@ -298,11 +298,14 @@ Status check(Context& ctx, const CheckOptions& options) {
   rep.data["last_switch"] = r.last_switch ? json(*r.last_switch) : json(nullptr);
   rep.data["smoke"] = smoke_json(r.smoke, r.smoke_ran);
   rep.data["expect"] = options.expect ? json(*options.expect) : json(nullptr);
+  // Readers (node-exporter, NFD) must see the old or the new text, never a mix: a temporary
+  // file renamed over the target. No fsync: the files are rewritten by every check, losing
+  // the last one to a power cut costs nothing, and two fsyncs per file double the run time.
   if (options.prometheus) {
-    TRY(util::write_file_atomic(*options.prometheus, prometheus_text(r), 0644));
+    TRY(util::write_file_atomic(*options.prometheus, prometheus_text(r), 0644, util::Fsync::no));
   }
   if (options.nfd) {
-    TRY(util::write_file_atomic(*options.nfd, nfd_text(r), 0644));
+    TRY(util::write_file_atomic(*options.nfd, nfd_text(r), 0644, util::Fsync::no));
   }
   if (!r.healthy) {
     std::string more = r.problems.size() > 1
