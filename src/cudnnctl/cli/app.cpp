@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
   register_adopt(app, action);
   register_doctor(app, action);
   register_debug(app, action);
+  register_check(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

@@ -106,13 +106,20 @@ Result<std::string> find_helper() {
       return fail(ErrorCode::environment,
                   "cannot locate the running executable to find " + std::string(k_helper_name));
     }
-    path = self.substr(0, slash + 1) + k_helper_name;
+    // Beside cudnnctl (the build tree, a relocatable bundle), else where the installed
+    // layout puts it: <bindir>/../libexec/cudnnctl/ (/usr/libexec/cudnnctl in the .deb).
+    std::string dir = self.substr(0, slash + 1);
+    path = dir + k_helper_name;
+    std::string libexec = dir + "../libexec/cudnnctl/" + k_helper_name;
+    if (::access(path.c_str(), X_OK) != 0 && ::access(libexec.c_str(), X_OK) == 0) {
+      path = libexec;
+    }
   }
   if (::access(path.c_str(), X_OK) != 0) {
     return fail(ErrorCode::environment,
                 std::string(k_helper_name) + " not found at " + path +
-                    " (it is installed beside cudnnctl; reinstall cudnnctl, or set "
-                    "CUDNNCTL_SMOKE_HELPER)");
+                    " (it is installed beside cudnnctl or in ../libexec/cudnnctl/; reinstall "
+                    "cudnnctl, or set CUDNNCTL_SMOKE_HELPER)");
   }
   return path;
 }

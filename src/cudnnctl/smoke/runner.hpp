@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parent side of the cudnnctl-smoke helper: finds it beside the running executable (or at
-// $CUDNNCTL_SMOKE_HELPER), runs it as a child with a clean environment (PATH=/usr/bin:/bin,
-// CUDA_VISIBLE_DEVICES when set; never LD_LIBRARY_PATH) and a timeout, and turns its JSON
-// lines into results. A crashing or hanging helper is a failed result, never our crash.
+// Parent side of the cudnnctl-smoke helper: finds it beside the running executable, in
+// ../libexec/cudnnctl/ (or at $CUDNNCTL_SMOKE_HELPER), runs it as a child with a clean environment
+// (PATH=/usr/bin:/bin, CUDA_VISIBLE_DEVICES when set; never LD_LIBRARY_PATH) and a timeout, and
+// turns its JSON lines into results. A crashing or hanging helper is a failed result, never our
+// crash.
 #pragma once
 
 #include "util/process.hpp"
@@ -29,7 +30,8 @@ inline constexpr int k_helper_unusable = 4;
 
 inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 
-// $CUDNNCTL_SMOKE_HELPER, else cudnnctl-smoke beside /proc/self/exe. Not there or not
+// $CUDNNCTL_SMOKE_HELPER, else cudnnctl-smoke beside /proc/self/exe, else in
+// <dir of /proc/self/exe>/../libexec/cudnnctl/ (the installed layout). Not there or not
 // executable: ErrorCode::environment saying where it was looked for.
 [[nodiscard]] Result<std::string> find_helper();
 

@@ -370,37 +370,8 @@ else
   echo "  (skipped: needs root and unshare -m)" >&2
 fi
 
-# swap_shim MIRROR LABEL SO: replace the real libcudnn.so.9.X.Y in every archive of MIRROR by
-# SO (same name, SONAME libcudnn.so.9) and fix the manifest's sha256 and size.
-swap_shim() {
-  python3 - "$@" <<'EOF'
-import hashlib, io, json, os, sys, tarfile
-mirror, label, so = sys.argv[1:4]
-data = open(so, "rb").read()
-mpath = os.path.join(mirror, "redistrib_%s.json" % label)
-man = json.load(open(mpath))
-for plat, variants in man["cudnn"].items():
-    if not isinstance(variants, dict) or "relative_path" in variants:
-        continue
-    for var, pkg in variants.items():
-        path = os.path.join(mirror, pkg["relative_path"])
-        with tarfile.open(path, "r:xz") as t:
-            members = [(m, t.extractfile(m).read() if m.isfile() else None) for m in t.getmembers()]
-        with tarfile.open(path + ".tmp", "w:xz", format=tarfile.PAX_FORMAT) as t:
-            for m, body in members:
-                name = os.path.basename(m.name)
-                if m.isfile() and name.startswith("libcudnn.so.") and name.count(".") == 4:
-                    body = data
-                    m.size = len(body)
-                t.addfile(m, io.BytesIO(body) if body is not None else None)
-        os.replace(path + ".tmp", path)
-        raw = open(path, "rb").read()
-        pkg["sha256"] = hashlib.sha256(raw).hexdigest()
-        pkg["md5"] = hashlib.md5(raw).hexdigest()
-        pkg["size"] = str(len(raw))
-open(mpath, "w").write(json.dumps(man, indent=4))
-EOF
-}
+# swap_shim MIRROR LABEL SO: tests/fixtures/swap_shim.py (a fake cuDNN shim into a release).
+swap_shim() { python3 "$E2E_FIXTURES/swap_shim.py" "$@"; }
 
 TEST "root / with a (fake) GPU: the smoke test passes, fails with rollback, or is skipped"
 if [ "$ns_ok" -eq 1 ]; then
