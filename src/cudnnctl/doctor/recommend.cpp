@@ -283,20 +283,15 @@ void add_constraints(Recommendation& rec, const RecommendInput& in, const Compat
     // "cu118, cu121: cuDNN 9.x with minor >= 1 (9.1.0.70)": builds with one rule together.
     std::vector<std::string> rules, sources;
     std::map<std::string, std::vector<std::string>> tags;
-    for (const auto* row : n.rows) {
-      Check check = row->check.value_or(n.info->check);
-      for (const auto& v : row->variants) {
-        if (n.req.local && v.wheel != *n.req.local) {
-          continue;
-        }
-        std::string rule = check == Check::optional
-                               ? "cuDNN optional"
-                               : rule_text(v.cudnn, check) + " (" + v.cudnn + ")";
-        add_unique(rules, rule);
-        add_unique(tags[rule], v.wheel.empty() ? "CUDA " + v.cuda : v.wheel);
-      }
+    for (const auto& b : n.builds()) {
+      const BuildVariant& v = *b.variant;
+      std::string rule = b.check == Check::optional
+                             ? "cuDNN optional"
+                             : rule_text(v.cudnn, b.check) + " (" + v.cudnn + ")";
+      add_unique(rules, rule);
+      add_unique(tags[rule], v.wheel.empty() ? "CUDA " + v.cuda : v.wheel);
       add_unique(sources,
-                 row->source + (row->origin == "built-in" ? "" : " [" + row->origin + "]"));
+                 b.row->source + (b.row->origin == "built-in" ? "" : " [" + b.row->origin + "]"));
     }
     std::vector<std::string> builds;
     for (const auto& rule : rules) {

@@ -23,6 +23,13 @@ namespace cudnnctl::doctor {
 
 // --- Interface ---
 
+// A build a --framework can use: a variant of one of its rows, with the rule that row applies.
+struct UsableBuild {
+  const BuildRow* row = nullptr;
+  const BuildVariant* variant = nullptr;
+  Check check = Check::minor;
+};
+
 // One --framework, resolved against the data.
 struct FrameworkNeed {
   Requirement req;
@@ -32,6 +39,8 @@ struct FrameworkNeed {
   [[nodiscard]] std::string label() const;
   // Whether a pip install of it brings its own cuDNN (by the framework's data and the extras).
   [[nodiscard]] bool bundles() const;
+  // Every variant of its rows, in data order; a +local label keeps only that wheel's.
+  [[nodiscard]] std::vector<UsableBuild> builds() const;
 };
 
 // Parses `spec` as pip writes it and finds its rows. Errors (ErrorCode::usage, one line): a

@@ -49,6 +49,18 @@ bool FrameworkNeed::bundles() const {
   return false;
 }
 
+std::vector<UsableBuild> FrameworkNeed::builds() const {
+  std::vector<UsableBuild> out;
+  for (const auto* row : rows) {
+    for (const auto& v : row->variants) {
+      if (!req.local || v.wheel == *req.local) {
+        out.push_back({row, &v, row->check.value_or(info->check)});
+      }
+    }
+  }
+  return out;
+}
+
 Result<FrameworkNeed> resolve_framework(std::string_view spec, const Compat& compat) {
   TRY_ASSIGN(Requirement req, parse_requirement(spec));
   FrameworkNeed need;
@@ -154,31 +166,26 @@ std::optional<Violation> framework_violation(const FrameworkNeed& need, const Re
   std::vector<std::string> rules;
   std::set<int> cudas, majors;
   bool any_cuda = false;
-  for (const auto* row : need.rows) {
-    Check check = row->check.value_or(need.info->check);
-    if (check == Check::optional) {
+  for (const auto& b : need.builds()) {
+    if (b.check == Check::optional) {
       return std::nullopt; // cuDNN is not needed: no constraint at all
     }
-    for (const auto& v : row->variants) {
-      if (need.req.local && v.wheel != *need.req.local) {
-        continue;
-      }
-      cudas.insert(v.cuda_major);
-      if (v.cuda_major != cuda) {
-        continue;
-      }
-      any_cuda = true;
-      majors.insert(major_of(v.cudnn));
-      if (variant_ok(v, check, r.version)) {
-        return std::nullopt;
-      }
-      std::string rule = rule_text(v.cudnn, check);
-      if (util::split(v.cudnn, '.').size() > 1) {
-        rule += " (built against " + v.cudnn + ")";
-      }
-      if (std::find(rules.begin(), rules.end(), rule) == rules.end()) {
-        rules.push_back(rule);
-      }
+    const BuildVariant& v = *b.variant;
+    cudas.insert(v.cuda_major);
+    if (v.cuda_major != cuda) {
+      continue;
+    }
+    any_cuda = true;
+    majors.insert(major_of(v.cudnn));
+    if (variant_ok(v, b.check, r.version)) {
+      return std::nullopt;
+    }
+    std::string rule = rule_text(v.cudnn, b.check);
+    if (util::split(v.cudnn, '.').size() > 1) {
+      rule += " (built against " + v.cudnn + ")";
+    }
+    if (std::find(rules.begin(), rules.end(), rule) == rules.end()) {
+      rules.push_back(rule);
     }
   }
   if (!any_cuda) {
@@ -247,27 +254,23 @@ bool better(const Scored& a, const Scored& b) {
 // pins exactly this release.
 Served served(const FrameworkNeed& need, const std::string& version, int cuda, bool& exact_pin) {
   std::vector<std::string> tags, built;
-  for (const auto* row : need.rows) {
-    Check check = row->check.value_or(need.info->check);
-    for (const auto& v : row->variants) {
-      if ((need.req.local && v.wheel != *need.req.local) || v.cuda_major != cuda ||
-          !variant_ok(v, check, version)) {
-        continue;
-      }
-      std::string tag = v.wheel.empty() ? "CUDA " + v.cuda : v.wheel;
-      if (std::find(tags.begin(), tags.end(), tag) == tags.end()) {
-        tags.push_back(tag);
-      }
-      if (std::find(built.begin(), built.end(), v.cudnn) == built.end()) {
-        built.push_back(v.cudnn);
-      }
-      if (check != Check::optional && util::split(v.cudnn, '.').size() >= 3 &&
-          version3(v.cudnn) == version3(version)) {
-        exact_pin = true;
-      }
-    }
-    if (check == Check::optional) {
+  for (const auto& b : need.builds()) {
+    if (b.check == Check::optional) {
       return {need.label(), "cuDNN optional"};
+    }
+    const BuildVariant& v = *b.variant;
+    if (v.cuda_major != cuda || !variant_ok(v, b.check, version)) {
+      continue;
+    }
+    std::string tag = v.wheel.empty() ? "CUDA " + v.cuda : v.wheel;
+    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) {
+      tags.push_back(tag);
+    }
+    if (std::find(built.begin(), built.end(), v.cudnn) == built.end()) {
+      built.push_back(v.cudnn);
+    }
+    if (util::split(v.cudnn, '.').size() >= 3 && version3(v.cudnn) == version3(version)) {
+      exact_pin = true;
     }
   }
   return {need.label(),

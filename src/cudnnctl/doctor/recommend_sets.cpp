@@ -17,10 +17,9 @@ using SlotKey = std::pair<int, int>; // cuDNN major, CUDA major
 
 // Whether need `i` constrains the release at all (TensorRT 10 does not).
 bool constrains(const RecommendInput& in, size_t i) {
-  const auto& n = in.frameworks[i];
-  return std::any_of(n.rows.begin(), n.rows.end(), [&](const BuildRow* r) {
-    return r->check.value_or(n.info->check) != Check::optional;
-  });
+  auto builds = in.frameworks[i].builds();
+  return std::any_of(builds.begin(), builds.end(),
+                     [](const UsableBuild& b) { return b.check != Check::optional; });
 }
 
 // Set partitions of {0..n-1} with exactly k blocks, as restricted growth strings.
@@ -100,17 +99,12 @@ bool assign(const std::vector<GroupOptions>& groups, size_t i, std::vector<SlotK
 std::string describe(const RecommendInput& in, size_t i) {
   const auto& n = in.frameworks[i];
   std::map<int, std::vector<std::string>> rules;
-  for (const auto* row : n.rows) {
-    Check check = row->check.value_or(n.info->check);
-    for (const auto& v : row->variants) {
-      if (n.req.local && v.wheel != *n.req.local) {
-        continue;
-      }
-      std::string r = check == Check::optional ? "cuDNN optional" : rule_text(v.cudnn, check);
-      auto& list = rules[v.cuda_major];
-      if (std::find(list.begin(), list.end(), r) == list.end()) {
-        list.push_back(r);
-      }
+  for (const auto& b : n.builds()) {
+    std::string r =
+        b.check == Check::optional ? "cuDNN optional" : rule_text(b.variant->cudnn, b.check);
+    auto& list = rules[b.variant->cuda_major];
+    if (std::find(list.begin(), list.end(), r) == list.end()) {
+      list.push_back(r);
     }
   }
   std::vector<std::string> parts;

@@ -189,10 +189,17 @@ VersionSet VersionSet::range(std::optional<Bound> lo, std::optional<Bound> hi) {
 
 VersionSet VersionSet::normalized(std::vector<Interval> parts) {
   std::erase_if(parts, is_empty);
-  std::sort(parts.begin(), parts.end(),
-            [](const Interval& a, const Interval& b) { return compare_lo(a.lo, b.lo) < 0; });
+  // Sorted through indices: swapping Intervals makes GCC 12 warn (-Wmaybe-uninitialized) about
+  // the std::optional members inside std::sort.
+  std::vector<size_t> order(parts.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return compare_lo(parts[a].lo, parts[b].lo) < 0; });
   VersionSet out;
-  for (auto& p : parts) {
+  for (size_t i : order) {
+    Interval& p = parts[i];
     if (!out.m_parts.empty() && joins(out.m_parts.back(), p)) {
       auto& last = out.m_parts.back();
       if (compare_hi(p.hi, last.hi) > 0) {
