@@ -141,7 +141,8 @@ struct Compat {
   [[nodiscard]] VersionSet known_versions(std::string_view framework) const;
   [[nodiscard]] const DriverRow* driver_minimum(int cuda_major) const;
   // Whether a release supports compute capability `cc` ("8.6"): nullopt when no row covers
-  // the release.
+  // the release. TODO(#17): answer from the per-release GPU and driver table
+  // (manifests/gpu_support.json) once it lands, so that recommend and the install gate agree.
   [[nodiscard]] std::optional<bool> supports_cc(std::string_view release_version,
                                                 std::string_view cc) const;
   [[nodiscard]] const WorkloadRow* workload(std::string_view name_or_alias) const;

@@ -253,7 +253,8 @@ bool better(const Scored& a, const Scored& b) {
 // What `need` uses of release `version` for CUDA `cuda`, and whether one of those builds
 // pins exactly this release.
 Served served(const FrameworkNeed& need, const std::string& version, int cuda, bool& exact_pin) {
-  std::vector<std::string> tags, built;
+  std::vector<std::string> tags, built, any;
+  VersionSet versions = VersionSet::none();
   for (const auto& b : need.builds()) {
     if (b.check == Check::optional) {
       return {need.label(), "cuDNN optional"};
@@ -262,19 +263,31 @@ Served served(const FrameworkNeed& need, const std::string& version, int cuda, b
     if (v.cuda_major != cuda || !variant_ok(v, b.check, version)) {
       continue;
     }
+    versions = versions.unite(b.row->effective.intersect(need.req.versions));
     std::string tag = v.wheel.empty() ? "CUDA " + v.cuda : v.wheel;
     if (std::find(tags.begin(), tags.end(), tag) == tags.end()) {
       tags.push_back(tag);
     }
-    if (std::find(built.begin(), built.end(), v.cudnn) == built.end()) {
-      built.push_back(v.cudnn);
+    // Built against 9.1.0.70 or 8.9; a major alone ("9") accepts any cuDNN 9.x.
+    auto& list = v.cudnn.find('.') == std::string::npos ? any : built;
+    std::string what = v.cudnn.find('.') == std::string::npos ? v.cudnn + ".x" : v.cudnn;
+    if (std::find(list.begin(), list.end(), what) == list.end()) {
+      list.push_back(what);
     }
     if (util::split(v.cudnn, '.').size() >= 3 && version3(v.cudnn) == version3(version)) {
       exact_pin = true;
     }
   }
-  return {need.label(),
-          util::join(tags, ", ") + " builds (built against " + util::join(built, ", ") + ")"};
+  std::vector<std::string> how;
+  if (!built.empty()) {
+    how.push_back("built against " + util::join(built, ", "));
+  }
+  if (!any.empty()) {
+    how.push_back("any cuDNN " + util::join(any, " or "));
+  }
+  // A range (torch>=2.3) says which of its versions this release serves.
+  std::string which = need.req.exact ? "" : "versions " + versions.describe() + ": ";
+  return {need.label(), which + util::join(tags, ", ") + " builds (" + util::join(how, "; ") + ")"};
 }
 
 } // namespace
