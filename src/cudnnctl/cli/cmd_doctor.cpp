@@ -26,8 +26,9 @@ void register_doctor(CLI::App& app, Action& action) {
                    "toolkit, driver, GPU) and workload preferences");
   recommend
       ->add_option("--framework", rargs->frameworks,
-                   "A framework the release must serve, NAME==VERSION (torch==2.3.1, "
-                   "tensorflow==2.15; repeatable)")
+                   "A framework the release must serve, as pip writes it (torch==2.4.1, "
+                   "'torch>=2.3,<2.6', tensorflow[and-cuda]~=2.18, jax, onnxruntime-gpu, "
+                   "tensorrt==8.6.1; repeatable: several give a set of slots)")
       ->allow_extra_args(false);
   recommend->add_option("--workload", rargs->workload,
                         "cnn, rnn, transformer, recsys-sparse (or an alias: lstm, vit, bert, ...)");

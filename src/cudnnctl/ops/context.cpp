@@ -55,12 +55,15 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       } else {
         c.cacert = *s;
       }
-    } else if (key == "require_pin" || key == "manage_cuda_home") {
+    } else if (key == "require_pin" || key == "manage_cuda_home" ||
+               key == "require_signed_recalls") {
       auto b = as<bool>(e);
       if (!b) {
         return type_error("true or false");
       }
-      (key == "require_pin" ? c.require_pin : c.manage_cuda_home) = *b;
+      (key == "require_pin"        ? c.require_pin
+       : key == "manage_cuda_home" ? c.manage_cuda_home
+                                   : c.require_signed_recalls) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
                key == "cuda") {
       auto n = as<int64_t>(e);
@@ -83,7 +86,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       return fail(ErrorCode::usage,
                   where(source, e) + "unknown key " + key +
                       " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
-                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home)");
+                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
+                      "require_signed_recalls)");
     }
   }
   return c;

@@ -49,6 +49,7 @@ struct Config {
   std::optional<std::string> platform;
   std::optional<std::string> cacert;
   bool require_pin = false;
+  bool require_signed_recalls = false; // unsigned or badly signed recall lists are errors
   double lock_timeout = 300;
   int keep_generations = 3;
   int smoke_timeout = 120;
