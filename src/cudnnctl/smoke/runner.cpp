@@ -151,16 +151,34 @@ std::vector<std::string> helper_env() {
 }
 
 json to_json(const SmokeResult& r) {
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json gpus = json::array();
   for (const auto& g : r.gpus) {
+    json ops = json::array();
+    for (const auto& op : g.ops) {
+      ops.push_back({{"op", op.op},
+                     {"api", op.api},
+                     {"what", op.what},
+                     {"status", op.status},
+                     {"max_error", opt(op.max_error)},
+                     {"error_ratio", opt(op.error_ratio)},
+                     {"ms", op.ms},
+                     {"detail", op.detail},
+                     {"message", op.message}});
+    }
     gpus.push_back({{"gpu", g.gpu},
                     {"name", g.name},
                     {"compute_capability", g.compute_capability},
+                    {"memory_bytes", g.memory_bytes},
+                    {"uuid", g.uuid},
+                    {"pci_bus_id", g.pci_bus_id},
+                    {"mig", g.mig},
                     {"cudnn_version", g.cudnn_version},
                     {"status", g.status},
-                    {"max_error", g.max_error ? json(*g.max_error) : json(nullptr)},
+                    {"max_error", opt(g.max_error)},
                     {"ms", g.ms},
-                    {"message", g.message}});
+                    {"message", g.message},
+                    {"ops", ops}});
   }
   return {{"status", outcome_name(r.outcome)},
           {"no_gpu", r.no_gpu},
@@ -168,6 +186,7 @@ json to_json(const SmokeResult& r) {
           {"gpus", gpus},
           {"cudnn_version", r.cudnn_version ? json(*r.cudnn_version) : json(nullptr)},
           {"driver_version", r.driver_version ? json(*r.driver_version) : json(nullptr)},
+          {"kernel_driver", r.kernel_driver ? json(*r.kernel_driver) : json(nullptr)},
           {"ms", r.ms},
           {"helper", r.helper}};
 }
@@ -176,14 +195,26 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   SmokeResult r;
   std::string no_gpu_message;
   std::string fail_message;
-  int testing = -1; // the GPU the helper announced and has not reported yet
+  int testing = -1;          // the GPU the helper announced and has not reported yet
+  std::string testing_op;    // the operation it announced last on that GPU
+  std::vector<OpResult> ops; // operation lines of the GPU being tested
   bool summary = false;
+  auto number = [](const json& j, const char* key) -> std::optional<double> {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>())
+                                            : std::nullopt;
+  };
   for (const auto& j : json_lines(p.out)) {
     if (auto v = long_of(j, "cudnn_version")) {
       r.cudnn_version = v;
     }
     if (str_of(j, "event") == "testing") {
-      testing = static_cast<int>(long_of(j, "gpu").value_or(-1));
+      int gpu = static_cast<int>(long_of(j, "gpu").value_or(-1));
+      if (gpu != testing) {
+        ops.clear();
+      }
+      testing = gpu;
+      testing_op = str_of(j, "op");
       continue;
     }
     if (j.contains("summary")) {
@@ -191,9 +222,25 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       if (auto v = long_of(j, "driver_version")) {
         r.driver_version = static_cast<int>(*v);
       }
-      if (j.contains("ms") && j["ms"].is_number()) {
-        r.ms = j["ms"].get<double>();
+      if (j.contains("kernel_driver")) {
+        r.kernel_driver = str_of(j, "kernel_driver");
       }
+      r.ms = number(j, "ms").value_or(0);
+      continue;
+    }
+    if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status") && j.contains("op")) {
+      OpResult op;
+      op.op = str_of(j, "op");
+      op.api = str_of(j, "api");
+      op.what = str_of(j, "what");
+      op.status = str_of(j, "status");
+      op.max_error = number(j, "max_error");
+      op.error_ratio = number(j, "error_ratio");
+      op.ms = number(j, "ms").value_or(0);
+      op.detail = str_of(j, "detail");
+      op.message = str_of(j, "message");
+      ops.push_back(std::move(op));
+      testing_op.clear();
       continue;
     }
     if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status")) {
@@ -201,18 +248,22 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       g.gpu = static_cast<int>(*gpu);
       g.name = str_of(j, "name");
       g.compute_capability = str_of(j, "compute_capability");
+      if (auto mem = number(j, "memory_bytes")) {
+        g.memory_bytes = static_cast<unsigned long long>(*mem);
+      }
+      g.uuid = str_of(j, "uuid");
+      g.pci_bus_id = str_of(j, "pci_bus_id");
+      g.mig = str_of(j, "mig");
       g.cudnn_version = long_of(j, "cudnn_version").value_or(0);
       g.status = str_of(j, "status");
-      if (j.contains("max_error") && j["max_error"].is_number()) {
-        g.max_error = j["max_error"].get<double>();
-      }
-      if (j.contains("ms") && j["ms"].is_number()) {
-        g.ms = j["ms"].get<double>();
-      }
+      g.max_error = number(j, "max_error");
+      g.ms = number(j, "ms").value_or(0);
       g.message = str_of(j, "message");
       if (testing == g.gpu) {
         testing = -1;
+        g.ops = std::move(ops);
       }
+      ops.clear();
       r.gpus.push_back(std::move(g));
       continue;
     }
@@ -236,7 +287,8 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
     r.outcome = Outcome::failed;
     r.message = "the smoke helper " + died(p, timeout);
     if (testing >= 0) {
-      r.message += " while testing GPU " + std::to_string(testing);
+      r.message += " while testing GPU " + std::to_string(testing) +
+                   (testing_op.empty() ? std::string() : " (" + testing_op + ")");
     }
     return r;
   }
