@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cudnnctl-bench's JSON lines (documented in smoke/bench_main.cpp) into a Sample.
 #include "bench/bench.hpp"
-#include "util/strings.hpp"
+#include "smoke/json_lines.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,27 +12,13 @@ namespace {
 using nlohmann::json;
 
 std::string s_of(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return smoke::str_of(j, k);
 }
 double d_of(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  return smoke::number_of(j, k).value_or(0.0);
 }
 long long i_of(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<long long>() : 0;
-}
-
-std::string last_line(const std::string& text) {
-  auto lines = util::split(text, '\n');
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    auto t = util::trim(*it);
-    if (!t.empty()) {
-      return std::string(t.substr(0, 300));
-    }
-  }
-  return {};
+  return smoke::long_of(j, k).value_or(0);
 }
 
 } // namespace
@@ -48,15 +34,7 @@ Sample parse_child(const util::ProcessResult& p, const Target& target, int gpu,
   std::string error;
   std::string error_status;
   size_t items_seen = 0;
-  for (const auto& raw : util::split(p.out, '\n')) {
-    auto text = util::trim(raw);
-    if (text.empty()) {
-      continue;
-    }
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-      continue;
-    }
+  for (const auto& j : smoke::json_lines(p.out)) {
     std::string ev = s_of(j, "event");
     if (ev == "device") {
       s.gpu_name = s_of(j, "name");
@@ -119,7 +97,7 @@ Sample parse_child(const util::ProcessResult& p, const Target& target, int gpu,
     s.status = error_status.empty() ? "failed" : error_status;
     s.message = !error.empty()  ? error
                 : p.err.empty() ? "cudnnctl-bench gave no result (" + p.describe() + ")"
-                                : last_line(p.err);
+                                : smoke::last_line(p.err);
   }
   return s;
 }

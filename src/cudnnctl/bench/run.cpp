@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/bench.hpp"
 #include "smoke/runner.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <unistd.h>
 
 namespace cudnnctl::bench {
 
 namespace {
-
-// v with `decimals` decimals; `sign`: always with its sign.
-std::string fmt(double v, int decimals, bool sign = false) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
-  return buf;
-}
 
 // The GPUs to measure: the request's, or every usable one the smoke helper sees.
 Result<std::vector<int>> gpus_for(const Request& req) {
@@ -77,24 +69,7 @@ std::vector<std::string> child_args(const std::string& helper, const Request& re
 } // namespace
 
 Result<std::string> find_helper() {
-  const char* env = std::getenv("CUDNNCTL_BENCH_HELPER");
-  std::string path;
-  if (env && *env) {
-    path = env;
-  } else {
-    std::string self = util::self_exe();
-    auto slash = self.rfind('/');
-    if (slash == std::string::npos) {
-      return fail(ErrorCode::environment, "cannot locate the running executable");
-    }
-    path = self.substr(0, slash + 1) + k_helper_name;
-  }
-  if (::access(path.c_str(), X_OK) != 0) {
-    return fail(ErrorCode::environment,
-                std::string(k_helper_name) + " not found at " + path +
-                    " (it is installed beside cudnnctl; or set CUDNNCTL_BENCH_HELPER)");
-  }
-  return path;
+  return smoke::find_child(k_helper_name, "CUDNNCTL_BENCH_HELPER");
 }
 
 Result<Run> run(const Request& req, const Progress& progress) {
@@ -135,7 +110,7 @@ Result<Run> run(const Request& req, const Progress& progress) {
           std::string line =
               "bench: " + workload + " on GPU " + std::to_string(gpu) + " with " + t->label + ": ";
           line += s.status == "ok" || s.status == "incomplete"
-                      ? fmt(s.throughput, 1) + " " + s.unit +
+                      ? util::fixed(s.throughput, 1) + " " + s.unit +
                             (s.status == "incomplete" ? " (" + s.message + ")" : "")
                       : s.status + ": " + s.message;
           progress(line);
@@ -168,9 +143,9 @@ GateResult compare(const Run& run, const std::string& baseline, const std::strin
       continue;
     }
     double change = 100.0 * (s.throughput / it->second->throughput - 1.0);
-    std::string line = where + ": " + fmt(s.throughput, 1) + " vs " +
-                       fmt(it->second->throughput, 1) + " " + s.unit + " (" + fmt(change, 1, true) +
-                       " %)";
+    std::string line = where + ": " + util::fixed(s.throughput, 1) + " vs " +
+                       util::fixed(it->second->throughput, 1) + " " + s.unit + " (" +
+                       util::fixed(change, 1, true) + " %)";
     g.compared.push_back(line);
     if (change < -std::fabs(pct)) {
       g.passed = false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The side-by-side table and the CSV of a bench Run.
 #include "bench/render.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,15 +10,8 @@ namespace cudnnctl::bench {
 
 namespace {
 
-// v with `decimals` decimals; `sign`: always with its sign.
-std::string fmt(double v, int decimals, bool sign = false) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
-  return buf;
-}
-
 std::string mib(unsigned long long bytes) {
-  return fmt(static_cast<double>(bytes) / 1048576.0, 1);
+  return util::fixed(static_cast<double>(bytes) / 1048576.0, 1);
 }
 
 const Sample* find(const Run& run, const std::string& version, int gpu,
@@ -38,7 +32,7 @@ std::string ratio_text(const Sample& s, const Sample* base) {
     return "1.00 (baseline)";
   }
   double r = s.throughput / base->throughput;
-  return fmt(r, 2) + " (" + fmt(100 * (r - 1), 1, true) + " %)";
+  return util::fixed(r, 2) + " (" + util::fixed(100 * (r - 1), 1, true) + " %)";
 }
 
 std::string pad(std::string s, size_t width) {
@@ -110,9 +104,11 @@ std::string render_table(const Run& run, const std::string& wanted) {
           continue;
         }
         bool measured = s->status == "ok" || s->status == "incomplete";
-        out += "  " + pad(s->version, w_version) + pad(measured ? fmt(s->throughput, 1) : "-", 14) +
-               pad(ratio_text(*s, base), 18) + pad(measured ? fmt(s->ms_per_iter, 3) : "-", 10) +
-               pad(measured ? fmt(s->first_call_ms, 1) : "-", 15) +
+        out += "  " + pad(s->version, w_version) +
+               pad(measured ? util::fixed(s->throughput, 1) : "-", 14) +
+               pad(ratio_text(*s, base), 18) +
+               pad(measured ? util::fixed(s->ms_per_iter, 3) : "-", 10) +
+               pad(measured ? util::fixed(s->first_call_ms, 1) : "-", 15) +
                pad(mib(s->workspace_bytes), 15) + pad(mib(s->peak_memory_bytes), 14) + s->status +
                (s->message.empty() ? "" : ": " + s->message) + "\n";
       }
@@ -130,17 +126,17 @@ std::string render_csv(const Run& run, const std::string& wanted) {
   for (const auto& s : run.samples) {
     const Sample* base = find(run, baseline, s.gpu, s.workload);
     std::string ratio = base && base->throughput > 0 && s.throughput > 0
-                            ? fmt(s.throughput / base->throughput, 4)
+                            ? util::fixed(s.throughput / base->throughput, 4)
                             : "";
     out += csv_field(s.workload) + "," + std::to_string(s.gpu) + "," + csv_field(s.gpu_name) + "," +
            s.compute_capability + "," + csv_field(s.version) + "," +
            std::to_string(s.cudnn_version) + "," + s.dtype + "," + std::to_string(s.batch) + "," +
-           (s.quick ? "true" : "false") + "," + csv_field(s.unit) + "," + fmt(s.throughput, 4) +
-           "," + ratio + "," + fmt(s.ms_per_iter, 4) + "," + fmt(s.first_call_ms, 3) + "," +
-           fmt(s.tflops, 3) + "," + std::to_string(s.workspace_bytes) + "," +
-           std::to_string(s.peak_memory_bytes) + "," + csv_field(s.kernel_driver) + "," +
-           std::to_string(s.sm_clock_mhz) + "," + std::to_string(s.mem_clock_mhz) + "," + s.status +
-           "," + csv_field(s.message) + "\n";
+           (s.quick ? "true" : "false") + "," + csv_field(s.unit) + "," +
+           util::fixed(s.throughput, 4) + "," + ratio + "," + util::fixed(s.ms_per_iter, 4) + "," +
+           util::fixed(s.first_call_ms, 3) + "," + util::fixed(s.tflops, 3) + "," +
+           std::to_string(s.workspace_bytes) + "," + std::to_string(s.peak_memory_bytes) + "," +
+           csv_field(s.kernel_driver) + "," + std::to_string(s.sm_clock_mhz) + "," +
+           std::to_string(s.mem_clock_mhz) + "," + s.status + "," + csv_field(s.message) + "\n";
   }
   return out;
 }

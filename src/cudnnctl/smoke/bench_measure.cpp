@@ -47,6 +47,13 @@ bool buffer(MeasureEnv& env, ItemResult& r, size_t elements, DType t, CuDevicePt
   return true;
 }
 
+// x, w and y of a convolution. False with `r` finished.
+bool conv_buffers(MeasureEnv& env, ItemResult& r, const ConvShape& shape, DType type,
+                  CuDevicePtr& x, CuDevicePtr& w, CuDevicePtr& y) {
+  return buffer(env, r, shape.x_count(), type, x) && buffer(env, r, shape.w_count(), type, w) &&
+         buffer(env, r, shape.y_count(), type, y);
+}
+
 // Runs `once` for the first call (timed from `t0`; `first` when the caller made it already),
 // `warmup` more times, then `iterations` timed ones. False with `r` failed when a call or the
 // GPU fails.
@@ -147,14 +154,7 @@ ItemResult run_graph(MeasureEnv& env, ItemResult r, Graph& g, Clock::time_point 
 namespace {
 
 ItemResult measure_conv_legacy(MeasureEnv& env, ItemResult r, const ConvShape& shape, DType type,
-                               ConvPass pass) {
-  CuDevicePtr x = 0;
-  CuDevicePtr w = 0;
-  CuDevicePtr y = 0;
-  if (!buffer(env, r, shape.x_count(), type, x) || !buffer(env, r, shape.w_count(), type, w) ||
-      !buffer(env, r, shape.y_count(), type, y)) {
-    return r;
-  }
+                               ConvPass pass, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y) {
   auto t0 = Clock::now();
   LegacyConv conv(env.dnn, env.handle, shape, type, TensorOps::yes);
   if (std::string e = conv.setup(); !e.empty()) {
@@ -213,22 +213,18 @@ ItemResult measure_conv(MeasureEnv& env, const std::string& item, const ConvShap
   r.shape = shape.describe() + " " + dtype_name(type);
   r.count = count;
   r.flops = 2 * shape.macs();
-  if (env.legacy_conv) {
-    return measure_conv_legacy(env, r, shape, type, pass);
-  }
   CuDevicePtr x = 0;
   CuDevicePtr w = 0;
   CuDevicePtr y = 0;
-  if (!buffer(env, r, shape.x_count(), type, x) || !buffer(env, r, shape.w_count(), type, w) ||
-      !buffer(env, r, shape.y_count(), type, y)) {
+  if (!conv_buffers(env, r, shape, type, x, w, y)) {
     return r;
+  }
+  if (env.legacy_conv) {
+    return measure_conv_legacy(env, r, shape, type, pass, x, w, y);
   }
   auto t0 = Clock::now();
   Graph g(env.dnn, env.handle);
-  auto tx = g.tensor(1, type, to64(shape.x_dims()), to64(shape.strides_of(shape.x_dims())));
-  auto tw = g.tensor(2, type, to64(shape.w_dims()), to64(shape.strides_of(shape.w_dims())));
-  auto ty = g.tensor(3, type, to64(shape.y_dims()), to64(shape.strides_of(shape.y_dims())));
-  g.finish({g.convolution(static_cast<int>(pass), tx, tw, ty, shape)});
+  build_conv(g, static_cast<int>(pass), shape, type);
   return run_graph(env, r, g, t0, {{1, dptr(x)}, {2, dptr(w)}, {3, dptr(y)}});
 }
 
@@ -251,13 +247,7 @@ ItemResult measure_matmul(MeasureEnv& env, const std::string& item, int m, int k
   }
   auto t0 = Clock::now();
   Graph g(env.dnn, env.handle);
-  std::vector<int64_t> ad = {1, m, k};
-  std::vector<int64_t> bd = {1, k, n};
-  std::vector<int64_t> cd = {1, m, n};
-  auto ta = g.tensor(1, type, ad, packed_strides(ad));
-  auto tb = g.tensor(2, type, bd, packed_strides(bd));
-  auto tc = g.tensor(3, type, cd, packed_strides(cd));
-  g.finish({g.matmul(ta, tb, tc)});
+  build_matmul(g, m, k, n, type);
   return run_graph(env, r, g, t0, {{1, dptr(a)}, {2, dptr(b)}, {3, dptr(c)}});
 }
 
@@ -286,14 +276,7 @@ ItemResult measure_sdpa(MeasureEnv& env, const std::string& item, int b, int h, 
   }
   auto t0 = Clock::now();
   Graph g(env.dnn, env.handle);
-  std::vector<int64_t> dims = {b, h, s, d};
-  std::vector<int64_t> one = {1, 1, 1, 1};
-  auto tq = g.tensor(1, type, dims, packed_strides(dims));
-  auto tk = g.tensor(2, type, dims, packed_strides(dims));
-  auto tv = g.tensor(3, type, dims, packed_strides(dims));
-  auto to = g.tensor(4, type, dims, packed_strides(dims));
-  auto ts = g.tensor(5, DType::f32, one, one, /*virtual=*/false, /*by_value=*/true);
-  g.finish({g.sdpa_forward(tq, tk, tv, to, ts)});
+  build_sdpa(g, b, h, s, d, type);
   float scale = 1.0f / std::sqrt(static_cast<float>(d));
   return run_graph(env, r, g, t0,
                    {{1, dptr(q)}, {2, dptr(k)}, {3, dptr(v)}, {4, dptr(o)}, {5, &scale}});

@@ -31,6 +31,34 @@ std::vector<int64_t> to64(const std::vector<int>& v) {
   return {v.begin(), v.end()};
 }
 
+void build_matmul(Graph& g, int m, int k, int n, DType type) {
+  std::vector<int64_t> ad = {1, m, k};
+  std::vector<int64_t> bd = {1, k, n};
+  std::vector<int64_t> cd = {1, m, n};
+  auto ta = g.tensor(1, type, ad, packed_strides(ad));
+  auto tb = g.tensor(2, type, bd, packed_strides(bd));
+  auto tc = g.tensor(3, type, cd, packed_strides(cd));
+  g.finish({g.matmul(ta, tb, tc)});
+}
+
+void build_sdpa(Graph& g, int b, int h, int s, int d, DType type) {
+  std::vector<int64_t> dims = {b, h, s, d};
+  std::vector<int64_t> one = {1, 1, 1, 1};
+  auto tq = g.tensor(1, type, dims, packed_strides(dims));
+  auto tk = g.tensor(2, type, dims, packed_strides(dims));
+  auto tv = g.tensor(3, type, dims, packed_strides(dims));
+  auto to = g.tensor(4, type, dims, packed_strides(dims));
+  auto ts = g.tensor(5, DType::f32, one, one, /*is_virtual=*/false, /*by_value=*/true);
+  g.finish({g.sdpa_forward(tq, tk, tv, to, ts)});
+}
+
+void build_conv(Graph& g, int pass, const ConvShape& shape, DType type) {
+  auto tx = g.tensor(1, type, to64(shape.x_dims()), to64(shape.strides_of(shape.x_dims())));
+  auto tw = g.tensor(2, type, to64(shape.w_dims()), to64(shape.strides_of(shape.w_dims())));
+  auto ty = g.tensor(3, type, to64(shape.y_dims()), to64(shape.strides_of(shape.y_dims())));
+  g.finish({g.convolution(pass, tx, tw, ty, shape)});
+}
+
 Graph::Graph(const Cudnn& dnn, CudnnHandle handle) : m_dnn(dnn), m_handle(handle) {}
 
 Graph::~Graph() {

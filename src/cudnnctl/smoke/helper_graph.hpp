@@ -85,6 +85,14 @@ private:
   std::string m_error;
 };
 
+// The graphs the children run, finished on `g`; tensor uids 1, 2, ... in argument order.
+// C[1,M,N] = A[1,M,K] * B[1,K,N] (uids 1 A, 2 B, 3 C), all of `type`, float accumulation.
+void build_matmul(Graph& g, int m, int k, int n, DType type);
+// O = SDPA(Q, K, V) on [B, H, S, D] (uids 1 Q, 2 K, 3 V, 4 O) with a by-value float scale (5).
+void build_sdpa(Graph& g, int b, int h, int s, int d, DType type);
+// One convolution pass of `shape` (Graph::convolution's pass; uids 1 x, 2 w, 3 y).
+void build_conv(Graph& g, int pass, const ConvShape& shape, DType type);
+
 // Contiguous strides of `dims` (row-major).
 std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims);
 std::vector<int64_t> to64(const std::vector<int>& v);

@@ -123,13 +123,7 @@ OpReport op_graph_matmul(OpEnv& env) {
     return r;
   }
   Graph g(env.dnn, env.handle);
-  std::vector<int64_t> ad = {1, m, k};
-  std::vector<int64_t> bd = {1, k, n};
-  std::vector<int64_t> cd = {1, m, n};
-  auto ta = g.tensor(1, type, ad, packed_strides(ad));
-  auto tb = g.tensor(2, type, bd, packed_strides(bd));
-  auto tc = g.tensor(3, type, cd, packed_strides(cd));
-  g.finish({g.matmul(ta, tb, tc)});
+  build_matmul(g, m, k, n, type);
   // Sums of 64 products: the abs term of the fp32 tolerance is enough; rel is the type's.
   return plan_and_run(env, r, t, g, {{1, dptr(da)}, {2, dptr(db)}, {3, dptr(dc)}}, dc,
                       static_cast<size_t>(m) * n, type, ref, tolerance_for(type));
@@ -174,14 +168,7 @@ OpReport op_graph_sdpa(OpEnv& env) {
     return r;
   }
   Graph g(env.dnn, env.handle);
-  std::vector<int64_t> dims = {b, h, s, d};
-  std::vector<int64_t> one = {1, 1, 1, 1};
-  auto tq = g.tensor(1, type, dims, packed_strides(dims));
-  auto tk = g.tensor(2, type, dims, packed_strides(dims));
-  auto tv = g.tensor(3, type, dims, packed_strides(dims));
-  auto to = g.tensor(4, type, dims, packed_strides(dims));
-  auto tscale = g.tensor(5, DType::f32, one, one, /*virtual=*/false, /*by_value=*/true);
-  g.finish({g.sdpa_forward(tq, tk, tv, to, tscale)});
+  build_sdpa(g, b, h, s, d, type);
   // Softmax probabilities are rounded to the element type before the second product.
   return plan_and_run(env, r, t, g,
                       {{1, dptr(dq)}, {2, dptr(dk)}, {3, dptr(dv)}, {4, dptr(dout)}, {5, &scale}},

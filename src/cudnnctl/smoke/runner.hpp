@@ -29,8 +29,12 @@ inline constexpr int k_helper_unusable = 4;
 
 inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 
-// $CUDNNCTL_SMOKE_HELPER, else cudnnctl-smoke beside /proc/self/exe. Not there or not
-// executable: ErrorCode::environment saying where it was looked for.
+// $<env_var>, else the executable `name` beside /proc/self/exe (the GPU children are
+// installed beside cudnnctl). Not there or not executable: ErrorCode::environment saying
+// where it was looked for.
+[[nodiscard]] Result<std::string> find_child(const char* name, const char* env_var);
+
+// find_child("cudnnctl-smoke", "CUDNNCTL_SMOKE_HELPER").
 [[nodiscard]] Result<std::string> find_helper();
 
 // The child's environment: PATH=/usr/bin:/bin, CUDA_VISIBLE_DEVICES if we have it, and the
