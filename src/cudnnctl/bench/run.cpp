@@ -145,7 +145,7 @@ GateResult compare(const Run& run, const std::string& baseline, const std::strin
     double change = 100.0 * (s.throughput / it->second->throughput - 1.0);
     std::string line = where + ": " + util::fixed(s.throughput, 1) + " vs " +
                        util::fixed(it->second->throughput, 1) + " " + s.unit + " (" +
-                       util::fixed(change, 1, true) + " %)";
+                       util::fixed(change, 1, util::ShowSign::yes) + " %)";
     g.compared.push_back(line);
     if (change < -std::fabs(pct)) {
       g.passed = false;

@@ -32,7 +32,7 @@ std::string ratio_text(const Sample& s, const Sample* base) {
     return "1.00 (baseline)";
   }
   double r = s.throughput / base->throughput;
-  return util::fixed(r, 2) + " (" + util::fixed(100 * (r - 1), 1, true) + " %)";
+  return util::fixed(r, 2) + " (" + util::fixed(100 * (r - 1), 1, util::ShowSign::yes) + " %)";
 }
 
 std::string pad(std::string s, size_t width) {

@@ -48,7 +48,7 @@ void build_sdpa(Graph& g, int b, int h, int s, int d, DType type) {
   auto tk = g.tensor(2, type, dims, packed_strides(dims));
   auto tv = g.tensor(3, type, dims, packed_strides(dims));
   auto to = g.tensor(4, type, dims, packed_strides(dims));
-  auto ts = g.tensor(5, DType::f32, one, one, /*is_virtual=*/false, /*by_value=*/true);
+  auto ts = g.tensor(5, DType::f32, one, one, TensorKind::by_value);
   g.finish({g.sdpa_forward(tq, tk, tv, to, ts)});
 }
 
@@ -113,7 +113,7 @@ void Graph::finalize(CudnnBackendDesc d, const char* what) {
 }
 
 CudnnBackendDesc Graph::tensor(int64_t uid, DType type, std::vector<int64_t> dims,
-                               std::vector<int64_t> strides, bool is_virtual, bool by_value) {
+                               std::vector<int64_t> strides, TensorKind kind) {
   CudnnBackendDesc t = create(k_bd_tensor);
   int dt = cudnn_dtype(type);
   int64_t align = 16;
@@ -123,9 +123,9 @@ CudnnBackendDesc Graph::tensor(int64_t uid, DType type, std::vector<int64_t> dim
   set(t, k_at_tensor_strides, k_ty_int64, n, strides.data(), "the tensor strides");
   set(t, k_at_tensor_unique_id, k_ty_int64, 1, &uid, "the tensor id");
   set(t, k_at_tensor_byte_alignment, k_ty_int64, 1, &align, "the tensor alignment");
-  bool v = is_virtual;
+  bool v = kind == TensorKind::virtual_intermediate;
   set(t, k_at_tensor_is_virtual, k_ty_boolean, 1, &v, "the tensor virtual flag");
-  if (by_value) {
+  if (kind == TensorKind::by_value) {
     bool b = true;
     set(t, k_at_tensor_is_by_value, k_ty_boolean, 1, &b, "the tensor by-value flag");
   }

@@ -22,6 +22,10 @@ namespace cudnnctl::smoke_helper {
 // Plan selection: configs without runtime compilation (NVRTC) first, or in cuDNN's order.
 enum class PreferPrecompiled { no, yes };
 
+// A tensor in device memory, an intermediate only the plan sees (virtual), or a scalar
+// passed by value (its variant-pack pointer is a host pointer).
+enum class TensorKind { device, virtual_intermediate, by_value };
+
 struct PlanChoice {
   bool found = false;
   bool unsupported = false; // no engine of this cuDNN runs the graph (not a failure)
@@ -44,8 +48,7 @@ public:
 
   // A finalized tensor descriptor (byte alignment 16).
   CudnnBackendDesc tensor(int64_t uid, DType type, std::vector<int64_t> dims,
-                          std::vector<int64_t> strides, bool is_virtual = false,
-                          bool by_value = false);
+                          std::vector<int64_t> strides, TensorKind kind = TensorKind::device);
   CudnnBackendDesc conv_forward(CudnnBackendDesc x, CudnnBackendDesc w, CudnnBackendDesc y,
                                 const ConvShape& shape);
   // pass 0 forward (x, w -> y), 1 backward data (w, dy=y -> dx=x), 2 backward filter

@@ -89,8 +89,10 @@ OpReport op_graph_conv_bias_relu(OpEnv& env) {
   auto tw = g.tensor(2, DType::f16, wd, to64(s.strides_of(s.w_dims())));
   auto tb = g.tensor(3, DType::f16, bd, bs);
   auto ty = g.tensor(4, DType::f16, yd, to64(s.strides_of(s.y_dims())));
-  auto tconv = g.tensor(101, DType::f32, yd, to64(s.strides_of(s.y_dims())), /*virtual=*/true);
-  auto tadd = g.tensor(102, DType::f32, yd, to64(s.strides_of(s.y_dims())), /*virtual=*/true);
+  auto tconv = g.tensor(101, DType::f32, yd, to64(s.strides_of(s.y_dims())),
+                        TensorKind::virtual_intermediate);
+  auto tadd = g.tensor(102, DType::f32, yd, to64(s.strides_of(s.y_dims())),
+                       TensorKind::virtual_intermediate);
   auto conv = g.conv_forward(tx, tw, tconv, s);
   auto add = g.pointwise(k_pointwise_add, tconv, tb, tadd);
   auto relu = g.pointwise(k_pointwise_relu_fwd, tadd, nullptr, ty);

@@ -68,9 +68,9 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
-std::string fixed(double v, int decimals, bool sign) {
+std::string fixed(double v, int decimals, ShowSign sign) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", decimals, v);
+  std::snprintf(buf, sizeof buf, sign == ShowSign::yes ? "%+.*f" : "%.*f", decimals, v);
   return buf;
 }
 
