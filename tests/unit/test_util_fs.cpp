@@ -182,6 +182,9 @@ TEST_CASE("string helpers", "[util][strings]") {
   CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
   CHECK(trim("  x \n") == "x");
   CHECK(human_bytes(1536) == "1.5 KiB");
+  CHECK(fixed(14895.84, 1) == "14895.8");
+  CHECK(fixed(5.23, 1, ShowSign::yes) == "+5.2");
+  CHECK(fixed(-0.04, 2, ShowSign::yes) == "-0.04");
 }
 
 TEST_CASE("dir_names lists a directory sorted, without . and ..", "[util][fs]") {

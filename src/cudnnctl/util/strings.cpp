@@ -68,6 +68,12 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+std::string fixed(double v, int decimals, ShowSign sign) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, sign == ShowSign::yes ? "%+.*f" : "%.*f", decimals, v);
+  return buf;
+}
+
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -406,7 +406,8 @@ rec b9 --mirror "$URL/fakewrong/" --cuda 12 --force install 9.17.0
   expect_check gpu passed "$NS/b1.json"
   expect_check smoke passed "$NS/b1.json"
   expect_json '[g["status"] for g in d["data"]["smoke"]["gpus"]]' '["passed", "passed"]' "$NS/b1.json"
-  expect_json 'd["data"]["smoke"]["gpus"][0]["max_error"]' 0.0 "$NS/b1.json"
+  expect_json '[o["max_error"] for o in d["data"]["smoke"]["gpus"][0]["ops"] if o["op"] == "conv_fwd_fp32"]' '[0.0]' "$NS/b1.json"
+  expect_json '[o["status"] for o in d["data"]["smoke"]["gpus"][1]["ops"]]' '["passed", "passed", "passed", "passed", "passed", "passed", "passed"]' "$NS/b1.json"
   expect_json 'd["data"]["smoke"]["gpus"][0]["cudnn_version"]' 91600 "$NS/b1.json"
   # b2: only the GPU test can see the wrong result: rolled back to b1's generation.
   expect_eq "$(ns_rc b2)" 5 "install of the broken build"
@@ -414,9 +415,9 @@ rec b9 --mirror "$URL/fakewrong/" --cuda 12 --force install 9.17.0
     expect_check "$gate" passed "$NS/b2.json"
   done
   expect_check smoke failed "$NS/b2.json"
-  OUT=$NS/b2.json expect_error "smoke test failed: GPU 0 (Fake GPU 0 (CPU), sm 9.0): wrong result: max abs error 0.5"
+  OUT=$NS/b2.json expect_error "smoke test failed: GPU 0 (Fake GPU 0 (CPU), sm 9.0): conv_fwd_fp32 (legacy API): wrong result: max abs error 0.5"
   OUT=$NS/b2.json expect_error "rolled back to generation 1"
-  expect_json 'd["data"]["smoke"]["gpus"][0]["max_error"]' 0.5 "$NS/b2.json"
+  expect_json '[o["max_error"] for o in d["data"]["smoke"]["gpus"][0]["ops"] if o["op"] == "conv_fwd_fp32"]' '[0.5]' "$NS/b2.json"
   # b3: on demand, on the active (good) generation.
   expect_eq "$(ns_rc b3)" 0 "cudnnctl smoke"
   expect_json 'd["data"]["smoke"]["status"]' passed "$NS/b3.json"
