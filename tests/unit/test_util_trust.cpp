@@ -2,6 +2,7 @@
 // util/trust.hpp (ownership walks), on real directories. The cases with another owner need root (chown to nobody); as
 // another user they are left out with a warning.
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 #include "util/trust.hpp"
 
 #include <catch2/catch.hpp>
@@ -224,3 +225,18 @@ TEST_CASE("check_trusted_file and check_trusted_children", "[util][trust]") {
   }
 }
 
+TEST_CASE("utf8_sequence_length follows RFC 3629", "[util][strings]") {
+  CHECK(utf8_sequence_length("a") == 1);
+  CHECK(utf8_sequence_length("\xc3\xa9") == 2);
+  CHECK(utf8_sequence_length("\xe2\x82\xac") == 3);
+  CHECK(utf8_sequence_length("\xf0\x9f\x98\x80") == 4);
+  CHECK(utf8_sequence_length("") == 0);
+  CHECK(utf8_sequence_length("\xff") == 0);
+  CHECK(utf8_sequence_length("\xc0\x80") == 0);         // overlong NUL
+  CHECK(utf8_sequence_length("\xe0\x80\x80") == 0);     // overlong
+  CHECK(utf8_sequence_length("\xed\xa0\x80") == 0);     // a surrogate
+  CHECK(utf8_sequence_length("\xf4\x90\x80\x80") == 0); // above U+10FFFF
+  CHECK(utf8_sequence_length("\xe2\x82") == 0);         // cut short
+  CHECK(is_valid_utf8("plain ascii"));
+  CHECK_FALSE(is_valid_utf8("lib/libcudnn_\xff\xfe.txt"));
+}
