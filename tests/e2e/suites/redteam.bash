@@ -112,4 +112,53 @@ c_b18() {
 }
 rt_case b18 c_b18
 
+# ---- B13: FIFOs at the state files ---------------------------------------------------------
+c_b13_journal() {
+  TEST "B13: a FIFO at the journal path: status and recover answer at once; recover clears it"
+  R=$(cr_copy one b13j)
+  mkfifo "$R/var/lib/cudnnctl/journal.json"
+  bounded 20 --root "$R" status
+  expect_eq "$RC" 0 "status"
+  expect_contains "$ERR" "journal.json is a FIFO, not a regular file"
+  bounded 20 --root "$R" recover
+  expect_eq "$RC" 0 "recover"
+  expect_no_file "$R/var/lib/cudnnctl/journal.json"
+  cr_check "$R" --allowed 1 --clean --loader --record="-1:journal-discarded:recover"
+  bounded 60 --root "$R" --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
+  expect_eq "$RC" 0 "install after recover"
+}
+rt_case b13-journal c_b13_journal
+
+c_b13_journal_install() {
+  TEST "B13: a FIFO at the journal path: install (which holds the lock) does not hang"
+  R=$(cr_copy one b13i)
+  mkfifo "$R/var/lib/cudnnctl/journal.json"
+  bounded 60 --root "$R" --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
+  expect_eq "$RC" 0 "install"
+  cr_check "$R" --allowed 2 --clean --loader
+}
+rt_case b13-journal-install c_b13_journal_install
+
+c_b13_history() {
+  TEST "B13: a FIFO at the history path: history, status and install answer at once (exit 1 naming it)"
+  R=$(cr_copy one b13h)
+  rm "$R/var/lib/cudnnctl/history.jsonl"
+  mkfifo "$R/var/lib/cudnnctl/history.jsonl"
+  cr_state_snapshot "$R" >"$E2E_TMP/snap.b13h"
+  bounded 20 --root "$R" history
+  expect_eq "$RC" 1 "history"
+  one_error_line
+  expect_contains "$ERR" "history.jsonl is a FIFO, not a regular file"
+  bounded 20 --root "$R" status
+  expect_eq "$RC" 0 "status"
+  bounded 60 --root "$R" --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
+  expect_eq "$RC" 1 "install"
+  expect_contains "$ERR" "history.jsonl is a FIFO"
+  expect_eq "$(cr_current "$R")" 1 "active generation"
+  rm "$R/var/lib/cudnnctl/history.jsonl"
+  expect_exit 0 cudnnctl --root "$R" recover
+  cr_check "$R" --allowed 1 --clean --loader
+}
+rt_case b13-history c_b13_history
+
 echo "red-team cases: $N" >&2
