@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// util/trust.hpp (ownership walks), on real directories. The cases with another owner need root (chown to nobody); as
+// util/trust.hpp (ownership walks) and util/state_file.hpp (state files that are not regular
+// files), on real directories. The cases with another owner need root (chown to nobody); as
 // another user they are left out with a warning.
 #include "util/fs.hpp"
+#include "util/state_file.hpp"
 #include "util/strings.hpp"
 #include "util/trust.hpp"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -223,6 +227,37 @@ TEST_CASE("check_trusted_file and check_trusted_children", "[util][trust]") {
     REQUIRE_FALSE(kids);
     CHECK_THAT(kids.error().message, Catch::Contains("a.sha256 is a symlink owned by another"));
   }
+}
+
+TEST_CASE("state files: a FIFO or a symlink is an error at once, never a hang", "[util][state]") {
+  fs::path d = fresh("state");
+  REQUIRE(write_file_atomic(d / "journal.json", "{}"));
+  CHECK(*read_state_file(d / "journal.json") == "{}");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0644) == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = read_state_file(d / "fifo");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::environment);
+  CHECK_THAT(r.error().message, Catch::Contains("fifo is a FIFO, not a regular file"));
+  // Opened for appending, as the history is: no reader, no hang either.
+  auto w = open_state_file(d / "fifo", O_RDWR | O_APPEND | O_CREAT);
+  REQUIRE_FALSE(w);
+  CHECK_THAT(w.error().message, Catch::Contains("is a FIFO"));
+  auto wo = open_state_file(d / "fifo", O_WRONLY | O_APPEND);
+  REQUIRE_FALSE(wo);
+  CHECK_THAT(wo.error().message, Catch::Contains("is a FIFO"));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  fs::create_symlink("journal.json", d / "link");
+  auto l = read_state_file(d / "link");
+  REQUIRE_FALSE(l);
+  CHECK_THAT(l.error().message, Catch::Contains("is a symlink"));
+  fs::create_directories(d / "dir");
+  CHECK_FALSE(read_state_file(d / "dir"));
+  // The descriptor of a regular file is blocking again (writes are not cut short).
+  auto ok = open_state_file(d / "journal.json", O_RDWR | O_APPEND);
+  REQUIRE(ok);
+  CHECK((::fcntl(ok->get(), F_GETFL) & O_NONBLOCK) == 0);
+  CHECK_FALSE(open_state_file(d / "missing", O_RDONLY));
 }
 
 TEST_CASE("utf8_sequence_length follows RFC 3629", "[util][strings]") {

@@ -72,10 +72,14 @@ Status write_all(int fd, const void* data, size_t size, std::string_view what) {
 
 Result<std::string> read_file(const fs::path& path, size_t max_size) {
   TRY_ASSIGN(Fd fd, open_fd(path, O_RDONLY));
+  return read_fd(fd.get(), path, max_size);
+}
+
+Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size) {
   std::string out;
   char buf[65536];
   while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) {
         continue;

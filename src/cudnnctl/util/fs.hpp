@@ -52,6 +52,10 @@ enum class Fsync { no, yes };
 // Reads a whole file (at most `max_size` bytes, else a usage error).
 [[nodiscard]] Result<std::string> read_file(const fs::path& path, size_t max_size = 64u << 20);
 
+// The rest of the open descriptor `fd` (at most `max_size` bytes, else a usage error naming
+// `path`).
+[[nodiscard]] Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size);
+
 // fsync of a directory through an O_RDONLY|O_DIRECTORY descriptor (O_PATH gives EBADF).
 [[nodiscard]] Status fsync_dir(const fs::path& dir);
 

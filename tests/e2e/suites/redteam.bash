@@ -161,4 +161,63 @@ c_b13_history() {
 }
 rt_case b13-history c_b13_history
 
+# ---- B14: backup without its sha256 list ---------------------------------------------------
+c_b14_restore() {
+  TEST "B14: restore refuses a backup without FILE.sha256 (exit 4, nothing changed)"
+  R=$(cr_copy two b14)
+  mkdir -p "$E2E_TMP/b14"
+  expect_exit 0 cudnnctl --root "$R" backup --output "$E2E_TMP/b14/full.tar.zst"
+  expect_file "$E2E_TMP/b14/full.tar.zst.sha256"
+  cp "$E2E_TMP/b14/full.tar.zst" "$E2E_TMP/b14/lonely.tar.zst"
+  R2=$(cr_copy one b14r)
+  cr_state_snapshot "$R2" >"$E2E_TMP/snap.b14"
+  expect_exit 4 cudnnctl --root "$R2" restore "$E2E_TMP/b14/lonely.tar.zst"
+  one_error_line
+  expect_contains "$ERR" "lonely.tar.zst.sha256"
+  cr_expect_same_state "$R2" "$E2E_TMP/snap.b14"
+  expect_exit 0 cudnnctl --root "$R2" restore "$E2E_TMP/b14/full.tar.zst"
+}
+rt_case b14-restore c_b14_restore
+
+c_b14_disk() {
+  TEST "B14: backup onto a disk that fills up: never FILE without FILE.sha256"
+  if [ "$HAVE_NS" != 1 ]; then
+    echo "    (no private mount namespace: left out)" >&2
+    return 0
+  fi
+  R=$(cr_copy two b14d)
+  mkdir -p "$E2E_TMP/b14d"
+  expect_exit 0 cudnnctl --root "$R" backup --output "$E2E_TMP/b14d/probe.tar.zst"
+  export R T=$(stat -c %s "$E2E_TMP/b14d/probe.tar.zst") B14=$E2E_TMP/b14d/mnt
+  mkdir -p "$B14"
+  : >"$E2E_TMP/b14d/runs"
+  in_ns '
+    mount -t tmpfs -o size=2m,mode=0755 tmpfs "$B14"
+    pages=$(( (T + 4095) / 4096 ))
+    for k in $((pages - 1)) $pages $((pages + 1)) $((pages + 2)); do
+      avail=$(( $(stat -f -c "%a * %S" "$B14") ))
+      head -c $((avail - k * 4096)) /dev/zero >"$B14/filler"
+      rc=0
+      "$CUDNNCTL" --root "$R" backup --output "$B14/k$k.tar.zst" >/dev/null 2>"$B14/../err.$k" || rc=$?
+      left=$(cd "$B14" && ls -A | { grep -v "^filler$" || true; } | tr "\n" " ")
+      echo "$k $rc $left" >>"$B14/../runs"
+      rm -f "$B14"/k* "$B14"/.k* "$B14/filler"
+    done
+  '
+  sed 's/^/    /' "$E2E_TMP/b14d/runs" >&2
+  local sidecar_failed=0 k rc files
+  while read -r k rc files; do
+    if [ "$rc" != 0 ]; then
+      [ -z "$files" ] || fail "failed backup (free $k pages) left: $files"
+      grep -q "No space left on device" "$E2E_TMP/b14d/err.$k" ||
+        fail "no ENOSPC message: $(cat "$E2E_TMP/b14d/err.$k")"
+      ! grep -q '\.sha256' "$E2E_TMP/b14d/err.$k" || sidecar_failed=1
+    else
+      [ "$files" = "k$k.tar.zst k$k.tar.zst.sha256" ] || fail "backup ok, but it left: $files"
+    fi
+  done <"$E2E_TMP/b14d/runs"
+  expect_eq "$sidecar_failed" 1 "a run where only the sha256 list did not fit"
+}
+rt_case b14-disk c_b14_disk
+
 echo "red-team cases: $N" >&2
