@@ -220,4 +220,51 @@ c_b14_disk() {
 }
 rt_case b14-disk c_b14_disk
 
+# ---- B2: configuration others can write -------------------------------------------------------
+EVIL=$E2E_TMP/evil
+mkrelease --mirror "$EVIL" --label 9.14.0 --version 9.14.0.64 --cuda 12 --platform linux-x86_64 \
+  >/dev/null
+chmod -R a+rX "$EVIL"
+c_b2_dirs() {
+  TEST "B2: world-writable /etc/cudnnctl and pins.d: nobody's config and pin are refused (exit 1 naming path and owner)"
+  R=$(cr_copy empty b2)
+  chmod 0777 "$R/etc/cudnnctl" "$R/etc/cudnnctl/pins.d"
+  as_nobody sh -c "printf 'mirrors = [\"file://%s\"]\nrequire_pin = true\n' '$EVIL' >'$R/etc/cudnnctl/config.toml'"
+  as_nobody sh -c "cd '$EVIL' && sha256sum redistrib_9.14.0.json >'$R/etc/cudnnctl/pins.d/evil.sha256'"
+  cr_state_snapshot "$R" >"$E2E_TMP/snap.b2"
+  expect_exit 1 cudnnctl --root "$R" --cuda 12 --platform linux-x86_64 install 9.14.0
+  one_error_line
+  expect_contains "$ERR" "$R/etc/cudnnctl is writable by other users (mode 0777"
+  expect_no_file "$R/opt/cudnn/current"
+  cr_expect_same_state "$R" "$E2E_TMP/snap.b2"
+}
+rt_case b2-dirs c_b2_dirs
+
+c_b2_config() {
+  TEST "B2: a config owned by another user in root's directory: refused for every command"
+  R=$(cr_copy one b2o)
+  printf 'require_pin = true\n' >"$R/etc/cudnnctl/config.toml"
+  chown nobody "$R/etc/cudnnctl/config.toml"
+  expect_exit 1 cudnnctl --root "$R" status
+  one_error_line
+  expect_contains "$ERR" "config.toml is owned by another user (nobody"
+  chown root "$R/etc/cudnnctl/config.toml"
+  chmod 0666 "$R/etc/cudnnctl/config.toml"
+  expect_exit 1 cudnnctl --root "$R" status
+  expect_contains "$ERR" "config.toml is writable by other users (mode 0666"
+  chmod 0644 "$R/etc/cudnnctl/config.toml"
+  expect_exit 0 cudnnctl --root "$R" status
+}
+rt_case b2-config c_b2_config
+
+c_b2_pin() {
+  TEST "B2: a pin file another user can write: install refused"
+  R=$(cr_copy one b2p)
+  chmod 0666 "$R/etc/cudnnctl/pins.d/test-mirror.sha256"
+  expect_exit 1 ctl "$R" install 8.9.7
+  expect_contains "$ERR" "test-mirror.sha256 is writable by other users"
+  expect_eq "$(cr_current "$R")" 1 "active generation"
+}
+rt_case b2-pin c_b2_pin
+
 echo "red-team cases: $N" >&2
