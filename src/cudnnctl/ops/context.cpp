@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/context.hpp"
 
+#include "ops/trust.hpp"
 #include "util/fs.hpp"
 #include "util/toml.hpp"
 
@@ -90,7 +91,9 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
 }
 
 Result<Config> load_config(const std::string& root) {
-  fs::path path = util::under_root(root, "/etc/cudnnctl/config.toml");
+  // Whoever can write the config or a pin chooses what root installs (issue 14, B2).
+  TRY(check_config_trust(root));
+  fs::path path = store::Layout(root, "/").config_file();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return Config{};

@@ -267,4 +267,47 @@ c_b2_pin() {
 }
 rt_case b2-pin c_b2_pin
 
+# ---- B8, B10: ownership inside the prefix, symlinks on the way ----------------------------
+c_b8() {
+  TEST "B8: store/ or generations/ writable by others: refused (exit 1), nothing changed"
+  for d in store generations; do
+    R=$(cr_copy one "b8.$d")
+    chmod 0777 "$R/opt/cudnn/$d"
+    cr_state_snapshot "$R" >"$E2E_TMP/snap.b8"
+    expect_exit 1 ctl "$R" install 8.9.7
+    one_error_line
+    expect_contains "$ERR" "$R/opt/cudnn/$d is writable by other users (mode 0777"
+    cr_expect_same_state "$R" "$E2E_TMP/snap.b8"
+  done
+  R=$(cr_copy two b8.entry)
+  chown nobody "$R/opt/cudnn/store/$E91"
+  expect_exit 1 ctl "$R" use 9.1.0
+  expect_contains "$ERR" "store/$E91 is owned by another user (nobody"
+}
+rt_case b8 c_b8
+
+c_b10_root() {
+  TEST "B10: a symlinked --root is not refused"
+  R=$(cr_copy one b10r)
+  ln -s "$R" "$E2E_TMP/b10-alias"
+  expect_exit 0 ctl "$E2E_TMP/b10-alias" install 8.9.7
+  cr_check "$R" --allowed 2 --clean --loader
+}
+rt_case b10-root c_b10_root
+
+c_b10_prefix() {
+  TEST "B10: a root-owned symlink on the prefix's way (opt -> data/opt) is judged by its target"
+  R=$(cr_copy one b10p)
+  mkdir -p "$R/data"
+  mv "$R/opt" "$R/data/opt"
+  ln -s data/opt "$R/opt"
+  expect_exit 0 ctl "$R" install 8.9.7
+  cr_check "$R" --allowed 2 --clean --loader
+  chmod 0777 "$R/data/opt"
+  expect_exit 1 ctl "$R" use 9.1.0
+  one_error_line
+  expect_contains "$ERR" "$R/data/opt (reached through the symlink $R/opt -> data/opt) is writable by other users (mode 0777"
+}
+rt_case b10-prefix c_b10_prefix
+
 echo "red-team cases: $N" >&2
