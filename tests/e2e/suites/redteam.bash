@@ -310,4 +310,31 @@ c_b10_prefix() {
 }
 rt_case b10-prefix c_b10_prefix
 
+# ---- B19: an absolute symlink at <root>/etc ------------------------------------------------
+c_b19() {
+  TEST "B19: <root>/etc -> an absolute path: the drop-in is written inside the root, never outside"
+  R=$(cr_copy one b19)
+  OUTSIDE=$E2E_TMP/outside
+  mkdir -p "$OUTSIDE" "$R$OUTSIDE"
+  cp -a "$R/etc" "$OUTSIDE/etc"      # what the host (or another image) has there
+  cp -a "$R/etc" "$R$OUTSIDE/etc"    # what the image itself sees at that path
+  rm -rf "$R/etc"
+  ln -s "$OUTSIDE/etc" "$R/etc"
+  tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.before"
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=mid-integration "$CUDNNCTL" --root "$R" \
+    --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
+  tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.after"
+  cmp -s "$E2E_TMP/outside.before" "$E2E_TMP/outside.after" ||
+    fail "written outside the root: $(diff "$E2E_TMP/outside.before" "$E2E_TMP/outside.after")"
+  expect_contains "$R$OUTSIDE/etc/ld.so.conf.d/00-cudnnctl.conf" "/opt/cudnn/store/$E897/lib"
+  expect_exit 0 cudnnctl --root "$R" recover
+  expect_exit 0 ctl "$R" use 9.1.0
+  tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.after"
+  cmp -s "$E2E_TMP/outside.before" "$E2E_TMP/outside.after" || fail "written outside the root"
+  expect_contains "$R$OUTSIDE/etc/ld.so.conf.d/00-cudnnctl.conf" "/opt/cudnn/store/$E91/lib"
+  ldconfig -r "$R" -p | grep -q "libcudnn.so.9 .*/opt/cudnn/store/$E91/lib/" ||
+    fail "the root's loader does not resolve libcudnn.so.9 into the active entry"
+}
+rt_case b19 c_b19
+
 echo "red-team cases: $N" >&2
