@@ -337,4 +337,65 @@ c_b19() {
 }
 rt_case b19 c_b19
 
+# ---- B20, B21: placement of --prefix, --root that is not a directory -------------------------
+c_b20() {
+  TEST "B20: a --prefix inside another prefix's store, its entry, or cudnnctl's own directories: exit 2"
+  R=$(cr_copy one b20)
+  for p in "/opt/cudnn/store/$E91/nested" /opt/cudnn/store/x /opt/cudnn/generations/p \
+    /var/lib/cudnnctl/p /var/cache/cudnnctl /etc/cudnnctl/p /var /; do
+    tree_snapshot "$R" >"$E2E_TMP/b20.before"
+    expect_exit 2 ctl "$R" --prefix "$p" install 8.9.7
+    one_error_line
+    expect_contains "$ERR" "--prefix $p "
+    tree_snapshot "$R" >"$E2E_TMP/b20.after"
+    cmp -s "$E2E_TMP/b20.before" "$E2E_TMP/b20.after" || fail "--prefix $p changed the root"
+  done
+  expect_exit 0 ctl "$R" --prefix /opt/other install 8.9.7 # a prefix of its own is fine
+}
+rt_case b20 c_b20
+
+c_b21_root() {
+  TEST "B21: --root naming a file or nothing: exit 2 saying so"
+  touch "$E2E_TMP/a-file"
+  expect_exit 2 cudnnctl --root "$E2E_TMP/a-file" status
+  one_error_line
+  expect_contains "$ERR" "--root $E2E_TMP/a-file is not a directory"
+  expect_exit 2 cudnnctl --root "$E2E_TMP/a-file" --mirror "file://$CR_MIRROR" --cuda 12 install 9.1.0
+  expect_contains "$ERR" "is not a directory"
+  expect_exit 2 cudnnctl --root "$E2E_TMP/no-such-root" status
+  expect_contains "$ERR" "--root $E2E_TMP/no-such-root does not exist"
+  expect_exit 2 cudnnctl --root "$E2E_TMP/a-file" --json status
+  expect_json 'd["error"]["code"]' usage
+}
+rt_case b21-root c_b21_root
+
+c_b21_adopt() {
+  TEST "B21: adopt's refusal for lack of space states the margin it requires"
+  if [ "$HAVE_NS" != 1 ]; then
+    echo "    (no private mount namespace: left out)" >&2
+    return 0
+  fi
+  R=$(new_root)
+  mkdir -p "$R/usr/local/cuda/include" "$R/usr/local/cuda/lib64" "$R/opt/cudnn/store" \
+    "$R/var/lib/cudnnctl/backups"
+  echo '#define CUDART_VERSION 12040' >"$R/usr/local/cuda/include/cuda_runtime_api.h"
+  tar -xf "$(ls "$CR_MIRROR"/cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz)" \
+    -C "$E2E_TMP" --one-top-level=b21rel --strip-components=1
+  cp -P "$E2E_TMP"/b21rel/include/cudnn*.h "$R/usr/local/cuda/include/"
+  cp -P "$E2E_TMP"/b21rel/lib/libcudnn*.so* "$R/usr/local/cuda/lib64/"
+  export R
+  in_ns '
+    cp -a "$R" "$R.copy"
+    mount -t tmpfs -o size=16m,mode=0755 tmpfs "$R"
+    cp -a "$R.copy/." "$R/"
+    rc=0
+    "$CUDNNCTL" --root "$R" adopt >"$R.out" 2>"$R.err" || rc=$?
+    echo $rc >"$R.rc"
+  '
+  expect_eq "$(cat "$R.rc")" 1 "adopt on a 16 MiB filesystem ($(cat "$R.err"))"
+  grep -q "not enough free space to adopt" "$R.err" || fail "no space message: $(cat "$R.err")"
+  grep -q "margin of 64.0 MiB" "$R.err" || fail "the message omits the 64 MiB margin: $(cat "$R.err")"
+}
+rt_case b21-adopt c_b21_adopt
+
 echo "red-team cases: $N" >&2
