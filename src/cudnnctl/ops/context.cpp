@@ -171,8 +171,11 @@ Result<Context> make_context(const GlobalOptions& options) {
     return fail(ErrorCode::usage, "--prefix must be an absolute path inside the root, got \"" +
                                       *options.prefix + "\"");
   }
+  TRY(check_root_dir(options.root));
   TRY_ASSIGN(Config config, load_config(options.root));
-  return Context(options, std::move(config));
+  Context ctx(options, std::move(config));
+  TRY(check_prefix_placement(ctx.layout()));
+  return ctx;
 }
 
 } // namespace cudnnctl::ops

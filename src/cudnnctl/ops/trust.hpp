@@ -25,4 +25,14 @@ namespace cudnnctl::ops {
 // else, a regular file). Missing ones are fine. Error: ErrorCode::environment.
 [[nodiscard]] Status check_config_trust(const std::filesystem::path& root);
 
+// `--root DIR` must name an existing directory (ErrorCode::usage otherwise: a missing root or
+// a file would read as "nothing installed" and fail later with a misleading message).
+[[nodiscard]] Status check_root_dir(const std::string& root);
+
+// Refuses (ErrorCode::usage) a prefix that overlaps what cudnnctl keeps elsewhere: the root
+// itself, the state, cache or config directory (inside one of them, or holding one), or a
+// place inside another prefix (its store entries, generations, or the prefix directory)
+// under the same root. Compared by host paths resolved inside the root.
+[[nodiscard]] Status check_prefix_placement(const store::Layout& layout);
+
 } // namespace cudnnctl::ops

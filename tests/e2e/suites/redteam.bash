@@ -398,4 +398,69 @@ c_b21_adopt() {
 }
 rt_case b21-adopt c_b21_adopt
 
+# ---- B9, B16: mirror --to a directory others can write; temporaries it leaves ---------------
+mirror_to() { # DIR ARGS...
+  local d=$1
+  shift
+  cudnnctl --root "$EMPTY" --mirror "file://$CR_MIRROR" --cuda 12 --platform linux-x86_64 "$@" \
+    mirror 9.1.0 --to "$d"
+}
+EMPTY=$(cr_copy empty mirror-root)
+c_b9_symlink() {
+  TEST "B9: mirror --to a 1777 directory: a symlink another user planted there is refused, never followed"
+  PUB=$E2E_TMP/pub
+  VICTIM=$E2E_TMP/victim
+  mkdir -p "$VICTIM"
+  mkdir -m 1777 "$PUB"
+  as_nobody ln -s "$VICTIM" "$PUB/cudnn"
+  expect_exit 1 mirror_to "$PUB"
+  one_error_line
+  expect_contains "$ERR" "$PUB/cudnn is a symlink owned by another user (nobody"
+  expect_eq "$(ls -A "$VICTIM")" "" "the victim directory"
+  expect_no_file "$PUB/redistrib_9.1.0.json"
+}
+rt_case b9-symlink c_b9_symlink
+
+c_b9_workdir() {
+  TEST "B9: mirror --to a 1777 directory: a work directory another user made is refused"
+  PUB2=$E2E_TMP/pub2
+  mkdir -m 1777 "$PUB2"
+  as_nobody mkdir -m 0777 "$PUB2/.cudnnctl"
+  expect_exit 1 mirror_to "$PUB2"
+  expect_contains "$ERR" "$PUB2/.cudnnctl is owned by another user (nobody"
+  expect_eq "$(ls -A "$PUB2/.cudnnctl")" "" "nobody's work directory"
+  rm -rf "$PUB2/.cudnnctl"
+  expect_exit 0 mirror_to "$PUB2"
+  expect_file "$PUB2/redistrib_9.1.0.json"
+  expect_eq "$(stat -c '%U %a' "$PUB2/cudnn" "$PUB2/.cudnnctl" | sort -u)" "root 755" \
+    "owner and mode of the directories mirror made"
+}
+rt_case b9-workdir c_b9_workdir
+
+c_b16_sweep() {
+  TEST "B16: temporaries a killed mirror left beside the manifests are swept by the next mirror"
+  D=$E2E_TMP/served
+  expect_exit 0 mirror_to "$D"
+  echo partial >"$D/.redistrib_9.1.0.json.tmp.0123456789ab"
+  echo partial >"$D/.cudnnctl-pins.sha256.tmp.ba9876543210"
+  expect_exit 0 mirror_to "$D"
+  expect_no_file "$D/.redistrib_9.1.0.json.tmp.0123456789ab"
+  expect_no_file "$D/.cudnnctl-pins.sha256.tmp.ba9876543210"
+}
+rt_case b16-sweep c_b16_sweep
+
+c_b16_crash() {
+  TEST "B16: a mirror killed while publishing a manifest leaves nothing the web server offers"
+  D=$E2E_TMP/served2
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=mirror-before-publish "$CUDNNCTL" --root "$EMPTY" \
+    --mirror "file://$CR_MIRROR" --cuda 12 --platform linux-x86_64 mirror 9.1.0 --to "$D"
+  left=$(find "$D" -path "$D/.cudnnctl" -prune -o -name '*.tmp.*' -print)
+  [ -z "$left" ] || fail "served directory holds temporaries: $left"
+  expect_no_file "$D/redistrib_9.1.0.json"
+  expect_exit 0 mirror_to "$D"
+  expect_file "$D/redistrib_9.1.0.json"
+  expect_eq "$(ls -A "$D/.cudnnctl/tmp")" "" "work temporaries after the next mirror"
+}
+rt_case b16-crash c_b16_crash
+
 echo "red-team cases: $N" >&2
