@@ -66,6 +66,10 @@ class AtomicFile {
 public:
   // Creates the temporary beside `target`.
   [[nodiscard]] static Result<AtomicFile> create(const fs::path& target, mode_t mode = 0644);
+  // Creates the temporary in `tmp_dir` (on the target's filesystem), e.g. where a web server
+  // serving the target's directory does not look.
+  [[nodiscard]] static Result<AtomicFile> create_in(const fs::path& target, const fs::path& tmp_dir,
+                                                    mode_t mode = 0644);
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&&) = delete;
   AtomicFile(const AtomicFile&) = delete;

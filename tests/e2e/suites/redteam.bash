@@ -463,4 +463,77 @@ c_b16_crash() {
 }
 rt_case b16-crash c_b16_crash
 
+# ---- B15: signals ----------------------------------------------------------------------------
+# paused_install ROOT FIFO: an install paused before the switch (journal written, lock held);
+# sets PID
+paused_install() {
+  env --default-signal=INT,TERM,HUP CUDNNCTL_TEST_PAUSE_AT="before-switch:$2" "$CUDNNCTL" \
+    --root "$1" --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7 >"$E2E_TMP/sig.out" \
+    2>"$E2E_TMP/sig.err" &
+  PID=$!
+  _CR_FS_PIDS+=("$PID")
+  local i
+  for i in $(seq 200); do
+    grep -q "pid $PID:" "$1/var/lib/cudnnctl/lock" 2>/dev/null &&
+      [ -f "$1/var/lib/cudnnctl/journal.json" ] && return 0
+    sleep 0.05
+  done
+  fail "the paused install did not reach the pause"
+}
+# wait_signaled PID WANT_RC: the process ends within 10 s with WANT_RC
+wait_signaled() {
+  local i rc=0
+  for i in $(seq 100); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    kill -9 "$1"
+    wait "$1" 2>/dev/null || true
+    fail "the signal did not end the command"
+  fi
+  wait "$1" || rc=$?
+  expect_eq "$rc" "$2" "exit status"
+}
+c_b15_signal() {
+  local sig=$1 want
+  TEST "B15: SIG$sig in the middle of install: one line says what is left and that the next command finishes it"
+  R=$(cr_copy one "b15.$sig")
+  mkfifo "$E2E_TMP/b15.$sig.fifo"
+  paused_install "$R" "$E2E_TMP/b15.$sig.fifo"
+  kill -"$sig" "$PID"
+  case $sig in TERM) want=143 ;; INT) want=130 ;; HUP) want=129 ;; esac
+  wait_signaled "$PID" "$want"
+  expect_eq "$(grep -c '^cudnnctl: interrupted' "$E2E_TMP/sig.err")" 1 \
+    "interruption lines on stderr: $(cat "$E2E_TMP/sig.err")"
+  grep -q "^cudnnctl: interrupted by SIG$sig; a transaction is unfinished ($R/var/lib/cudnnctl/journal.json): cuDNN is at the old or the new generation, never a mix, and the next mutating cudnnctl command (or \`cudnnctl recover\`) finishes or undoes it\$" \
+    "$E2E_TMP/sig.err" || fail "message: $(cat "$E2E_TMP/sig.err")"
+  cr_check "$R" --allowed 1
+  expect_exit 0 cudnnctl --root "$R" recover
+  cr_check "$R" --allowed 1 --clean --loader --record="-1:undone-by-recover:install:1"
+}
+c_b15_term() { c_b15_signal TERM; }
+c_b15_int() { c_b15_signal INT; }
+c_b15_hup() { c_b15_signal HUP; }
+rt_case b15-term c_b15_term
+rt_case b15-int c_b15_int
+rt_case b15-hup c_b15_hup
+
+c_b15_none() {
+  TEST "B15: SIGINT before any transaction (a slow manifest): one line says nothing was in progress"
+  R=$(cr_copy empty b15.none)
+  cr_state_snapshot "$R" >"$E2E_TMP/snap.b15"
+  env --default-signal=INT "$CUDNNCTL" --root "$R" --mirror "$FS_URL/fault/trickle=1500/trickle/" \
+    --cuda 12 --platform linux-x86_64 install 9.1.0 >"$E2E_TMP/sig.out" 2>"$E2E_TMP/sig.err" &
+  PID=$!
+  _CR_FS_PIDS+=("$PID")
+  sleep 1.5
+  kill -INT "$PID"
+  wait_signaled "$PID" 130
+  grep -q "^cudnnctl: interrupted by SIGINT; no transaction was in progress: the installed and active cuDNN are as they were\$" \
+    "$E2E_TMP/sig.err" || fail "message: $(cat "$E2E_TMP/sig.err")"
+  cr_expect_same_state "$R" "$E2E_TMP/snap.b15"
+}
+rt_case b15-none c_b15_none
+
 echo "red-team cases: $N" >&2
