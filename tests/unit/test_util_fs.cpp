@@ -210,3 +210,22 @@ TEST_CASE("copy_fd copies to the end and hashes what it copied", "[util][fs]") {
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("nowhere") != std::string::npos);
 }
+
+TEST_CASE("AtomicFile::create_in keeps the temporary in another directory", "[util][atomic]") {
+  fs::create_directories("afi/served");
+  fs::create_directories("afi/work");
+  {
+    auto file = AtomicFile::create_in("afi/served/m.json", "afi/work");
+    REQUIRE(file);
+    REQUIRE(file->write("x"));
+    CHECK(file->temp_path().parent_path() == fs::path("afi/work"));
+    CHECK(names_in("afi/served").empty()); // nothing a web server could offer meanwhile
+  }
+  CHECK(names_in("afi/work").empty()); // not committed: removed
+  auto file = AtomicFile::create_in("afi/served/m.json", "afi/work");
+  REQUIRE(file);
+  REQUIRE(file->write("{}"));
+  REQUIRE(file->commit());
+  CHECK(*read_file("afi/served/m.json") == "{}");
+  CHECK(names_in("afi/work").empty());
+}

@@ -6,6 +6,7 @@
 #include "fetch/fetch.hpp"
 #include "ops/context.hpp"
 #include "ops/state.hpp"
+#include "util/signals.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -91,6 +92,8 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
     return print_outcome(g.json, g.quiet, empty, ctx.error());
   }
   ctx->report().command = empty.command;
+  // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
+  util::install_interrupt_handlers(ctx->layout().journal_file());
   Status status = action(*ctx);
   std::optional<Error> error;
   if (!status) {

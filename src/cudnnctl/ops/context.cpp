@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/context.hpp"
 
+#include "ops/trust.hpp"
 #include "util/fs.hpp"
 #include "util/toml.hpp"
 
@@ -94,7 +95,9 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
 }
 
 Result<Config> load_config(const std::string& root) {
-  fs::path path = util::under_root(root, "/etc/cudnnctl/config.toml");
+  // Whoever can write the config or a pin chooses what root installs (issue 14, B2).
+  TRY(check_config_trust(root));
+  fs::path path = store::Layout(root, "/").config_file();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return Config{};
@@ -172,8 +175,11 @@ Result<Context> make_context(const GlobalOptions& options) {
     return fail(ErrorCode::usage, "--prefix must be an absolute path inside the root, got \"" +
                                       *options.prefix + "\"");
   }
+  TRY(check_root_dir(options.root));
   TRY_ASSIGN(Config config, load_config(options.root));
-  return Context(options, std::move(config));
+  Context ctx(options, std::move(config));
+  TRY(check_prefix_placement(ctx.layout()));
+  return ctx;
 }
 
 } // namespace cudnnctl::ops

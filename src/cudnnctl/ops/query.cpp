@@ -50,6 +50,9 @@ Status status(Context& ctx) {
   }
   ctx.line("store:    " + std::to_string(view.entries.size()) + " installed build(s), " +
            std::to_string(view.generations.size()) + " generation(s)");
+  if (!journal) {
+    ctx.warn(journal.error().message); // unreadable: say why (a FIFO there, a torn file)
+  }
   if (pending) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");

@@ -17,44 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-// Every existing ancestor of `dir` (inclusive), outermost first.
-std::vector<fs::path> ancestors(const fs::path& dir) {
-  std::vector<fs::path> out;
-  fs::path p = dir;
-  while (true) {
-    out.push_back(p);
-    if (!p.has_parent_path() || p.parent_path() == p) {
-      break;
-    }
-    p = p.parent_path();
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
-Status check_dir_chain(const fs::path& dir, const char* what) {
-  uid_t me = ::geteuid();
-  for (const auto& p : ancestors(dir)) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) {
-      break; // the rest will be created by us
-    }
-    bool sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
-    bool others_write = (st.st_mode & S_IWOTH) && !sticky_root;
-    bool group_write = (st.st_mode & S_IWGRP) && st.st_gid != 0 && !sticky_root;
-    bool foreign_owner = st.st_uid != 0 && st.st_uid != me;
-    if (others_write || group_write || foreign_owner) {
-      return fail(
-          ErrorCode::environment,
-          std::string("refusing to manage ") + what + " " + dir.string() + ": " + p.string() +
-              (foreign_owner ? " is owned by another user" : " is writable by other users") +
-              " (a root tool must not act on paths others can replace; fix its "
-              "owner/mode or choose another --prefix/--root)");
-    }
-  }
-  return {};
-}
-
 void sweep_dir(const fs::path& dir, const std::function<bool(const std::string&)>& leftover,
                std::vector<std::string>& done) {
   std::error_code ec;
@@ -99,13 +61,6 @@ bool history_has_txid(Context& ctx, const std::string& txid) {
 }
 
 } // namespace
-
-Status check_ownership(const Context& ctx) {
-  TRY(check_dir_chain(ctx.layout().prefix_dir(), "prefix"));
-  TRY(check_dir_chain(ctx.layout().state_dir(), "state directory"));
-  TRY(check_dir_chain(ctx.layout().cache_dir(), "cache directory"));
-  return {};
-}
 
 Result<util::LockFile> begin_mutation(Context& ctx) {
   TRY(check_ownership(ctx));

@@ -6,6 +6,7 @@
 
 #include "ops/context.hpp"
 #include "ops/state.hpp"
+#include "ops/trust.hpp" // check_ownership
 #include "store/entry.hpp"
 #include "store/journal.hpp"
 #include "util/lock.hpp"
@@ -18,11 +19,6 @@
 namespace cudnnctl::ops {
 
 // --- Interface ---
-
-// Refuses a prefix, state or cache directory that users other than root (and us) could
-// write: a root tool must not act on paths others can swap. World-writable sticky
-// directories owned by root (/tmp) are accepted. Error: ErrorCode::environment.
-[[nodiscard]] Status check_ownership(const Context& ctx);
 
 // Takes the state lock (ErrorCode::busy past --lock-timeout), then finishes or undoes an
 // interrupted transaction and removes leftovers. Keep the returned lock for the whole
