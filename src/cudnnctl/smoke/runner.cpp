@@ -80,7 +80,8 @@ Result<std::string> find_child(const char* name, const char* env_var) {
     return fail(ErrorCode::environment,
                 std::string(name) + " not found at " + path +
                     " (it is installed beside cudnnctl or in ../libexec/cudnnctl/; reinstall "
-                    "cudnnctl, or set " + env_var + ")");
+                    "cudnnctl, or set " +
+                    env_var + ")");
   }
   return path;
 }
