@@ -285,6 +285,11 @@ Result<Lock> Lock::take(const Site& site) {
   std::string holder = "pid " + std::to_string(::getpid()) + ": cudnnctl " + site.argv +
                        ", since " + util::utc_timestamp();
   TRY_ASSIGN(util::LockFile file, util::LockFile::acquire(site.layout.lock_file(), ms, holder));
+  // Again under the lock, before recovery or any write: while this process waited, another
+  // user may have made a directory on the way where a world-writable sticky parent let them
+  // (issue 14, B1). The directories a transaction then creates are made by trusted walks too
+  // (Transaction::stage, create_generation).
+  TRY(check_ownership(site.layout));
   TRY_ASSIGN(auto done, recover(site));
   return Lock(std::move(file), std::move(done));
 }

@@ -23,8 +23,8 @@ namespace cudnnctl::txn {
 // Each path is walked from "/" with openat(O_NOFOLLOW) (util::walk_trusted); a root-owned
 // symlink is followed inside the root and its target judged. World-writable sticky
 // directories owned by root (/tmp) are accepted. Error: ErrorCode::environment naming the
-// path, the owner and the mode. Lock::take runs it before taking the lock; TODO(#14, B1): run it
-// again under the lock.
+// path, the owner and the mode. Lock::take runs it before taking the lock (a refusal creates
+// nothing) and again once it holds it, before recovery or any write (issue 14, B1).
 [[nodiscard]] Status check_ownership(const store::Layout& layout);
 
 // Replays the journal an interrupted command left (nothing when there is none), then sweeps

@@ -9,6 +9,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
+#include "util/trust.hpp"
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
@@ -187,7 +188,10 @@ Error Transaction::with_context(Error why) const {
 Result<Staging> Transaction::stage() {
   const auto& layout = m_site.layout;
   auto made = [&]() -> Result<fs::path> {
-    TRY(util::make_dirs(layout.store_dir()));
+    // Made through a walk from a trusted descriptor under the lock: no directory another
+    // user created on the way is used (issue 14, B1).
+    TRY(util::walk_trusted(layout.root(), layout.sys_prefix() / "store", "the prefix",
+                           util::Missing::create));
     m_jr.staging = ".staging-" + boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) + "-" +
                    util::random_hex(4);
     // Named before it exists: a crash after the mkdir leaves nothing recovery cannot find.
@@ -234,6 +238,8 @@ Result<int> Transaction::create_generation(const std::string& command) {
     std::vector<std::string> warnings;
     TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
     TRY_ASSIGN(int n, store::next_generation_number(layout, gens));
+    TRY(util::walk_trusted(layout.root(), layout.sys_prefix() / "generations", "the prefix",
+                           util::Missing::create));
     m_jr.to_generation = n;
     m_jr.generation_created = true; // owned from here on
     TRY(write());
