@@ -3,6 +3,7 @@
 #include "txn/transaction.hpp"
 
 #include "integrate/active.hpp"
+#include "integrate/cuda_home.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
 #include "store/view.hpp"
@@ -271,7 +272,16 @@ Status Transaction::point_current(std::optional<int> generation) {
 }
 
 Status Transaction::integrate(const std::optional<std::string>& entry) {
-  return integrate::integrate_active(m_site.layout, m_site.config, entry, m_site.notes);
+  const auto& layout = m_site.layout;
+  if (!entry && !layout.root_is_slash() && !util::exists_nofollow(layout.host_dir("/etc")) &&
+      !util::exists_nofollow(integrate::home_state_file(layout))) {
+    // "Nothing active" in a root without etc/ (a bare root whose first install was
+    // interrupted): no drop-in, no ld.so.cache and no CUDA-home links of ours can exist, so
+    // there is nothing to integrate, and `ldconfig -r` would fail for want of etc/ (issue 14,
+    // B3). Recovery never depends on what the interrupted command had not yet created.
+    return {};
+  }
+  return integrate::integrate_active(layout, m_site.config, entry, m_site.notes);
 }
 
 Status Transaction::flip() {
