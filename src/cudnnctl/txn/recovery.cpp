@@ -113,7 +113,93 @@ private:
   static Result<std::string> discard(const Site& site, const std::string& why);
   static Result<std::string> replay(const Site& site, Journal jr);
   static Status undo(Transaction& tx, const store::StoreView& view);
+  static Status foreign(const Site& site, const Journal& jr);
+  static Result<std::string> switch_to_intact(const Site& site, std::optional<int> broken,
+                                              const std::string& why);
+  friend Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site);
 };
+
+Status Recovery::foreign(const Site& site, const Journal& jr) {
+  // The state directory is the root's: a journal of another prefix is that prefix's to
+  // finish (its store, its generations), never this one's to discard (issue 14, B20).
+  if (jr.prefix.empty() || fs::path(jr.prefix).lexically_normal() == site.layout.sys_prefix()) {
+    return {};
+  }
+  return fail(ErrorCode::usage,
+              "an interrupted `" + (jr.argv.empty() ? jr.command : jr.argv) + "` of the prefix " +
+                  jr.prefix + " is pending in " + site.layout.journal_file().string() +
+                  " (one journal serves every prefix under this root); finish it first with "
+                  "`cudnnctl --prefix " +
+                  jr.prefix + " recover`");
+}
+
+// An intact generation: its link names a store entry whose metadata is readable.
+namespace {
+bool intact(const store::StoreView& view, const store::Generation& g) {
+  return view.entry(g.entry) != nullptr;
+}
+
+// Where to go from a broken `current` (generation `broken`, when it names one): the broken
+// generation's parent when intact, else the nearest lower intact one, else the highest.
+std::optional<int> intact_target(const store::StoreView& view, std::optional<int> broken) {
+  if (broken) {
+    if (const auto* g = view.generation(*broken); g && g->parent) {
+      if (const auto* p = view.generation(*g->parent);
+          p && p->number != *broken && intact(view, *p)) {
+        return p->number;
+      }
+    }
+  }
+  std::optional<int> lower;
+  std::optional<int> highest;
+  for (const auto& g : view.generations) {
+    if (!intact(view, g)) {
+      continue;
+    }
+    if (broken && g.number < *broken) {
+      lower = g.number;
+    }
+    highest = g.number;
+  }
+  return lower ? lower : highest;
+}
+} // namespace
+
+Result<std::string> Recovery::switch_to_intact(const Site& site, std::optional<int> broken,
+                                               const std::string& why) {
+  const auto& layout = site.layout;
+  std::vector<std::string> warnings;
+  store::StoreView view;
+  TRY_ASSIGN(view.generations, store::list_generations(layout, warnings));
+  TRY_ASSIGN(view.entries, store::list_entries(layout, warnings));
+  std::optional<int> target = intact_target(view, broken);
+  // A journaled switch like `rollback`'s (phase switching, naming the target; nothing
+  // created): interrupted, the next recovery rolls it forward, or repairs again.
+  Journal jr = new_journal("recover", site.argv);
+  jr.phase = Phase::switching;
+  jr.to_generation = target;
+  jr.entry = view.entry_of(target).value_or("");
+  Transaction tx(site, std::move(jr), Intent::Kind::rollback, "");
+  tx.m_state = Transaction::State::done; // no undo: there is nothing to go back to
+  TRY(tx.write());
+  struct stat st;
+  if (::lstat(layout.current_link().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    // A directory where the link belongs: not ours to delete, but in the way of the rename.
+    fs::path aside = layout.prefix_dir() / ("current.invalid-" + util::random_hex(4));
+    TRY(util::rename_durable(layout.current_link(), aside));
+    site.notes.warn(layout.current_link().string() + " was a directory; moved it aside to " +
+                    aside.string());
+  }
+  TRY(tx.point_current(target));
+  std::optional<std::string> entry = view.entry_of(target);
+  TRY(tx.integrate(entry));
+  std::string now = target
+                        ? "switched to generation " + std::to_string(*target) + " (" + *entry + ")"
+                        : "no intact generation is left: nothing is active";
+  TRY(tx.record("repaired-by-recover", why + "; " + now));
+  site.notes.warn(why + "; " + now);
+  return "repaired " + layout.current_link().string() + ": " + now;
+}
 
 Result<std::optional<std::string>>
 Recovery::corrupt_reason(const Site& site, const Result<std::optional<Journal>>& journal) {
@@ -234,6 +320,21 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
 Result<std::vector<std::string>> Recovery::run(const Site& site) {
   std::vector<std::string> done;
   auto journal = read_journal(site.layout);
+  if (journal && *journal) {
+    TRY(foreign(site, **journal));
+  }
+  if (auto cur = store::current_generation(site.layout); !cur) {
+    // `current` is not a link to generations/<N> (a directory, a link to /etc): nothing can
+    // be decided from it, so it is repaired first, or every command, this one included,
+    // would ask for `cudnnctl recover` (issue 14, B12).
+    const fs::path link = site.layout.current_link();
+    auto text = util::read_link(link);
+    std::string why =
+        link.string() +
+        (text ? " pointed at " + text->string() + ", not generations/<N>" : " was not a symlink");
+    TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, why));
+    done.push_back(line);
+  }
   TRY_ASSIGN(std::optional<std::string> corrupt, corrupt_reason(site, journal));
   if (corrupt) {
     TRY_ASSIGN(std::string line, discard(site, *corrupt));
@@ -267,6 +368,31 @@ Status check_ownership(const store::Layout& layout) {
 
 Result<std::vector<std::string>> recover(const Site& site) {
   return Recovery::run(site);
+}
+
+Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site) {
+  (void)lock; // held, and recovery done
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(store::StoreView view, store::read_store(site.layout, warnings));
+  if (!view.current) {
+    return std::vector<std::string>();
+  }
+  std::string link = site.layout.current_link().string();
+  std::string why;
+  const auto* g = view.generation(*view.current);
+  if (!g) {
+    why = link + " names generation " + std::to_string(*view.current) + ", which does not exist";
+  } else if (!view.entry(g->entry)) {
+    why = "the active generation " + std::to_string(g->number) + " names the store entry " +
+          g->entry + ", which is " +
+          (util::exists_nofollow(site.layout.entry_dir(g->entry))
+               ? "damaged (its metadata is unreadable)"
+               : "missing");
+  } else {
+    return std::vector<std::string>();
+  }
+  TRY_ASSIGN(std::string line, Recovery::switch_to_intact(site, view.current, why));
+  return std::vector<std::string>{line};
 }
 
 bool journal_pending(const store::Layout& layout) {

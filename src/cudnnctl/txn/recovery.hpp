@@ -32,6 +32,14 @@ namespace cudnnctl::txn {
 // Returns a line per thing done. Needs the lock: Lock::take calls it.
 [[nodiscard]] Result<std::vector<std::string>> recover(const Site& site);
 
+// `cudnnctl recover`'s own repair, after recover(): when `current` names a generation that
+// does not exist or whose store entry is missing or has unreadable metadata (`verify` exits 8
+// on it), switches to an intact generation (the broken one's parent, else the nearest lower,
+// else the highest; none left: nothing active), journaled like a rollback, history
+// "repaired-by-recover". A `current` that is not a link to generations/<N> at all is repaired
+// by recover() itself, in every command. Returns a line per thing done.
+[[nodiscard]] Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site);
+
 // True when a journal is present (readable or not): an interrupted transaction is pending.
 [[nodiscard]] bool journal_pending(const store::Layout& layout);
 
