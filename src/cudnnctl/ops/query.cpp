@@ -27,7 +27,9 @@ Status status(Context& ctx, StatusResult& out) {
   if (auto why = txn::journal_unreadable(ctx.layout())) {
     ctx.warn(*why); // say why (a FIFO planted there, a torn file)
   }
-  if (out.interrupted) {
+  if (auto other = txn::journal_foreign(ctx.layout())) {
+    ctx.warn(*other);
+  } else if (out.interrupted) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");
   }
@@ -69,6 +71,7 @@ Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, Verif
                      ? "damaged (" + std::string(store::k_entry_meta) + " is unreadable)"
                      : "missing")
           : what + ": `current` names it, but it does not exist");
+    out.entry = g ? g->entry : "";
     out.completed = true;
     return fail(ErrorCode::problems, "the active " + what +
                                          " cannot be used: " + out.problems.front() +

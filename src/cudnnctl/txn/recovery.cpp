@@ -113,21 +113,23 @@ private:
   static Result<std::string> discard(const Site& site, const std::string& why);
   static Result<std::string> replay(const Site& site, Journal jr);
   static Status undo(Transaction& tx, const store::StoreView& view);
-  static Status foreign(const Site& site, const Journal& jr);
+  static Status foreign(const store::Layout& layout, const Journal& jr);
   static Result<std::string> switch_to_intact(const Site& site, std::optional<int> broken,
                                               const std::string& why);
+  static Status set_aside(const Site& site);
   friend Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site);
+  friend std::optional<std::string> journal_foreign(const store::Layout& layout);
 };
 
-Status Recovery::foreign(const Site& site, const Journal& jr) {
+Status Recovery::foreign(const store::Layout& layout, const Journal& jr) {
   // The state directory is the root's: a journal of another prefix is that prefix's to
   // finish (its store, its generations), never this one's to discard (issue 14, B20).
-  if (jr.prefix.empty() || fs::path(jr.prefix).lexically_normal() == site.layout.sys_prefix()) {
+  if (jr.prefix.empty() || fs::path(jr.prefix).lexically_normal() == layout.sys_prefix()) {
     return {};
   }
   return fail(ErrorCode::usage,
               "an interrupted `" + (jr.argv.empty() ? jr.command : jr.argv) + "` of the prefix " +
-                  jr.prefix + " is pending in " + site.layout.journal_file().string() +
+                  jr.prefix + " is pending in " + layout.journal_file().string() +
                   " (one journal serves every prefix under this root); finish it first with "
                   "`cudnnctl --prefix " +
                   jr.prefix + " recover`");
@@ -184,11 +186,7 @@ Result<std::string> Recovery::switch_to_intact(const Site& site, std::optional<i
   TRY(tx.write());
   struct stat st;
   if (::lstat(layout.current_link().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    // A directory where the link belongs: not ours to delete, but in the way of the rename.
-    fs::path aside = layout.prefix_dir() / ("current.invalid-" + util::random_hex(4));
-    TRY(util::rename_durable(layout.current_link(), aside));
-    site.notes.warn(layout.current_link().string() + " was a directory; moved it aside to " +
-                    aside.string());
+    TRY(set_aside(site)); // a directory: not ours to delete, but in the way of the rename
   }
   TRY(tx.point_current(target));
   std::optional<std::string> entry = view.entry_of(target);
@@ -197,8 +195,16 @@ Result<std::string> Recovery::switch_to_intact(const Site& site, std::optional<i
                         ? "switched to generation " + std::to_string(*target) + " (" + *entry + ")"
                         : "no intact generation is left: nothing is active";
   TRY(tx.record("repaired-by-recover", why + "; " + now));
-  site.notes.warn(why + "; " + now);
   return "repaired " + layout.current_link().string() + ": " + now;
+}
+
+Status Recovery::set_aside(const Site& site) {
+  const fs::path link = site.layout.current_link();
+  fs::path aside = site.layout.prefix_dir() / ("current.invalid-" + util::random_hex(4));
+  TRY(util::rename_durable(link, aside));
+  site.notes.warn(link.string() + " was no link to generations/<N>; moved it aside to " +
+                  aside.string());
+  return {};
 }
 
 Result<std::optional<std::string>>
@@ -321,26 +327,40 @@ Result<std::vector<std::string>> Recovery::run(const Site& site) {
   std::vector<std::string> done;
   auto journal = read_journal(site.layout);
   if (journal && *journal) {
-    TRY(foreign(site, **journal));
+    TRY(foreign(site.layout, **journal));
   }
+  // `current` is not a link to generations/<N> (a directory, a link to /etc): nothing can be
+  // decided from it, so it is repaired, or every command, this one included, would ask for
+  // `cudnnctl recover` (issue 14, B12). With a journal pending, the link is only set aside
+  // first (the repair's own journal would replace that one), and the repair follows the
+  // replay; an interrupted switch never leaves such a link, so the replay loses nothing.
+  std::optional<std::string> broken;
   if (auto cur = store::current_generation(site.layout); !cur) {
-    // `current` is not a link to generations/<N> (a directory, a link to /etc): nothing can
-    // be decided from it, so it is repaired first, or every command, this one included,
-    // would ask for `cudnnctl recover` (issue 14, B12).
     const fs::path link = site.layout.current_link();
     auto text = util::read_link(link);
-    std::string why =
-        link.string() +
-        (text ? " pointed at " + text->string() + ", not generations/<N>" : " was not a symlink");
-    TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, why));
-    done.push_back(line);
+    broken = link.string() + (text ? " pointed at " + text->string() + ", not generations/<N>"
+                                   : " was not a symlink");
+    bool pending = !journal || *journal;
+    if (!pending) {
+      TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, *broken));
+      done.push_back(line);
+      broken.reset();
+    } else {
+      TRY(set_aside(site));
+    }
   }
   TRY_ASSIGN(std::optional<std::string> corrupt, corrupt_reason(site, journal));
+  bool deactivated = false;
   if (corrupt) {
     TRY_ASSIGN(std::string line, discard(site, *corrupt));
     done.push_back(line);
   } else if (*journal) {
+    deactivated = (*journal)->phase == Phase::deactivating;
     TRY_ASSIGN(std::string line, replay(site, std::move(**journal)));
+    done.push_back(line);
+  }
+  if (broken && !deactivated && !util::exists_nofollow(site.layout.current_link())) {
+    TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, *broken));
     done.push_back(line);
   }
   sweep_leftovers(site.layout, done);
@@ -398,6 +418,15 @@ Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& sit
 bool journal_pending(const store::Layout& layout) {
   auto journal = read_journal(layout);
   return !journal || *journal;
+}
+
+std::optional<std::string> journal_foreign(const store::Layout& layout) {
+  auto journal = read_journal(layout);
+  if (!journal || !*journal) {
+    return std::nullopt;
+  }
+  auto refused = Recovery::foreign(layout, **journal);
+  return refused ? std::nullopt : std::optional<std::string>(refused.error().message);
 }
 
 std::optional<std::string> journal_unreadable(const store::Layout& layout) {

@@ -43,6 +43,10 @@ namespace cudnnctl::txn {
 // True when a journal is present (readable or not): an interrupted transaction is pending.
 [[nodiscard]] bool journal_pending(const store::Layout& layout);
 
+// Why the journal present is not this prefix's (it names another prefix under the root, which
+// must recover it: every mutating command here refuses it), if so.
+[[nodiscard]] std::optional<std::string> journal_foreign(const store::Layout& layout);
+
 // Why the journal present cannot be read (a FIFO planted at its path, a torn file), if so.
 [[nodiscard]] std::optional<std::string> journal_unreadable(const store::Layout& layout);
 

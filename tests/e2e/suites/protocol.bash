@@ -222,6 +222,23 @@ c_b12() {
 }
 rt_case b12-etc c_b12 etc
 rt_case b12-dir c_b12 dir
+c_b12_journal() {
+  TEST "B12: current a link to /etc while an interrupted install's journal is pending: recover undoes the install, then repairs current"
+  R=$(cr_copy two b12.journal)
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=after-store-commit "$CUDNNCTL" --root "$R" \
+    --mirror "file://$CR_MIRROR" --cuda 12 install 9.27.0
+  ln -sfn /etc "$R/opt/cudnn/current"
+  bounded 30 --root "$R" recover
+  expect_eq "$RC" 0 "recover ($(cat "$ERR"))"
+  expect_contains "$ERR" "moved it aside"
+  expect_eq "$(readlink "$R/opt/cudnn/current")" generations/2 "current after recover"
+  expect_eq "$(readlink "$R"/opt/cudnn/current.invalid-*)" /etc "the link set aside"
+  rm "$R"/opt/cudnn/current.invalid-*
+  cr_check "$R" --allowed 2 --clean --loader
+  expect_eq "$(tail -n2 "$R/var/lib/cudnnctl/history.jsonl" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["result"] for l in sys.stdin))')" \
+    "undone-by-recover repaired-by-recover" "the last two history records"
+}
+rt_case b12-journal c_b12_journal
 
 # ---- B20 (shared state) --------------------------------------------------------------------
 c_b20_state() {
@@ -243,6 +260,8 @@ c_b20_state() {
   done
   expect_not_contains "$R/var/lib/cudnnctl/history.jsonl" "journal-discarded"
   expect_eq "$(readlink "$R/opt/b/current")" generations/1 "/opt/b's current"
+  expect_exit 0 cudnnctl --root "$R" --prefix /opt/b status # read-only: a warning naming it
+  expect_contains "$ERR" "cudnnctl --prefix /opt/a recover"
   expect_exit 0 cudnnctl --root "$R" --prefix /opt/a recover
   python3 "$CRASH_CHECK" "$R" --prefix /opt/a --allowed none --clean >/dev/null ||
     fail "/opt/a after its recover: $(python3 "$CRASH_CHECK" "$R" --prefix /opt/a --allowed none --clean 2>&1)"
