@@ -430,7 +430,8 @@ Error Transaction::revert(const Error& why) {
     e.add_context("rolling back after: " + why.full_message());
     if (integrated) {
       // Only the history record is missing: the old state is whole, and the journal kept
-      // makes the next command record it (undone-by-recover).
+      // makes the next command record it (rolled-back, or undone-by-recover when the
+      // `reverting` record could not be written either).
       m_site.notes.action("rolled back to " + back);
       return Error(ErrorCode::rolled_back,
                    why.full_message() + "; rolled back to " + back +
