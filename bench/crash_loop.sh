@@ -167,9 +167,10 @@ for trial in $(seq "$TRIALS"); do
   [ "$after" = none ] || expect_exit 0 cudnnctl --root "$W" verify
   # history: at most one record for the trial's command, telling where it ended
   python3 - "$W/var/lib/cudnnctl/history.jsonl" "$h0" "$cmd" "$old" "$new" "$after" <<'PYEOF' ||
-import json, sys
+import json, os, sys
 path, h0, cmd, old, new, after = sys.argv[1:]
-recs = [json.loads(l) for l in open(path) if l.strip()][int(h0):]
+# adopt starts from a root with no history yet: killed before its first record, none exists
+recs = [json.loads(l) for l in open(path) if l.strip()][int(h0):] if os.path.exists(path) else []
 g = lambda x: "none" if not isinstance(x, dict) else str(x.get("generation"))
 assert len(recs) <= 1, "%d records for one command" % len(recs)
 if recs:
