@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/mirror.hpp"
 
+#include "archive/backup_writer.hpp"
 #include "fetch/fetch.hpp"
 #include "host/host.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
+#include "ops/mirror_repack.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
 #include "util/lock.hpp"
@@ -190,7 +192,9 @@ std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelea
   for (const auto& [version, row] : rows) {
     text += row.first + "  redistrib_" + row.second + ".json\n";
   }
-  return text;
+  // Repack sidecars (`mirror --repack`): a host installs a repack only when its sidecar's
+  // sha256 is pinned here.
+  return text + repack_pin_lines(old, done);
 }
 
 } // namespace
@@ -199,7 +203,7 @@ namespace {
 
 // --dry-run: what would be downloaded and written.
 Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                 const manifest::PinSet& dir_pins, MirrorResult& out) {
+                 const manifest::PinSet& dir_pins, bool repack, MirrorResult& out) {
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
@@ -211,6 +215,9 @@ Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
         ++out.downloaded;
         out.downloaded_bytes += a.selection.package.size;
         ctx.action("would download " + a.urls.front() + " to " + dest.string());
+      }
+      if (repack) {
+        TRY(place_repack(ctx, to, a, out));
       }
     }
     auto old = util::read_file(to / r.file, r.bytes.size() + 1);
@@ -257,7 +264,7 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
 
 // Archives first, each manifest after its archives, the pins file after each manifest.
 Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                  const manifest::PinSet& dir_pins, MirrorResult& out) {
+                  const manifest::PinSet& dir_pins, bool repack, MirrorResult& out) {
   TRY(util::make_dirs(to / k_mirror_work_dir));
   auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
   TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
@@ -267,6 +274,9 @@ Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY(place_archive(ctx, to, partial_dir, a, out));
+      if (repack) {
+        TRY(place_repack(ctx, to, a, out));
+      }
     }
     // The manifest last, byte for byte: it never names an archive that is not there.
     TRY_ASSIGN(r.written, write_if_different(to / r.file, r.bytes));
@@ -292,6 +302,14 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   }
   if (o.to.empty()) {
     return fail(ErrorCode::usage, "--to DIR is required");
+  }
+  if (o.repack && *o.repack != "zstd") {
+    return fail(ErrorCode::usage,
+                "unknown --repack format \"" + *o.repack + "\" (the only one is zstd)");
+  }
+  if (o.repack && !archive::compression_supported(archive::Compression::zstd)) {
+    return fail(ErrorCode::environment,
+                "--repack zstd: this libarchive cannot write zstd without an external program");
   }
   const fs::path to = fs::absolute(o.to).lexically_normal();
   const fs::path pins_file = to / k_mirror_pins_file;
@@ -324,9 +342,9 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   out.to = to.string();
   out.pins_file = pins_file.string();
   if (ctx.dry_run()) {
-    TRY(plan_only(ctx, to, pins_file, dir_pins, out));
+    TRY(plan_only(ctx, to, pins_file, dir_pins, o.repack.has_value(), out));
   } else {
-    TRY(mirror_all(ctx, to, pins_file, dir_pins, out));
+    TRY(mirror_all(ctx, to, pins_file, dir_pins, o.repack.has_value(), out));
   }
   out.completed = true;
   out.changed = !ctx.notes().actions().empty();
