@@ -314,7 +314,7 @@ ldconfig -r "$ROOT"
                         last = open(os.path.join(root, "var", "lib", "cudnnctl",
                                                  "history.jsonl")).read().splitlines()[-1]
                         got = json.loads(last).get("archive_form")
-                        want = "repack" if what == "repack" else "original"
+                        want = "repack" if what == "repack" else "xz"
                         if got != want:
                             sys.exit("bench: %s install used form %r" % (what, got))
                         self.record("install/%s-%s" % (what, label), s)

@@ -237,7 +237,7 @@ Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path&
       ctx.info("installing NVIDIA's original archive (" + reason + ")", 1);
     }
   }
-  ref.form = "original";
+  ref.form = "xz";
   ref.form_reason = reason;
   tx.note("archive_form", ref.form);
   tx.note("archive_form_reason", ref.form_reason);

@@ -48,7 +48,7 @@ struct ArchiveRef {
   std::string url;
   std::string sha256;
   uint64_t size = 0;
-  std::string form;        // what was installed: "repack" or "original"; empty: nothing streamed
+  std::string form;        // what was installed: "repack" or "xz" (NVIDIA's archive); empty: none
   std::string form_reason; // why
   std::optional<RepackRef> repack;
 };

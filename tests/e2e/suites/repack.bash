@@ -114,13 +114,13 @@ grep -v cudnnctl-repack "$D/cudnnctl-pins.sha256" >"$E2E_TMP/manifest-only.sha25
 R2=$(host_root "$E2E_TMP/manifest-only.sha256")
 before=$(wc -l <"$SITE_LOG")
 expect_exit 0 cudnnctl --root "$R2" --mirror "$SITE" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' original
+expect_json 'd["data"]["archive"]["form"]' xz
 expect_json 'd["data"]["archive"]["form_reason"]' "no site pin names a repack of this archive"
 expect_json 'any("repack" in w for w in d["warnings"])' false
 tail -n +"$((before + 1))" "$SITE_LOG" | grep -q cudnnctl-repack && fail "an unpinned sidecar was fetched"
 expect_eq "$(installed_sums "$R2")" "$(installed_sums "$R1")" "files from the repack and from the xz"
 expect_exit 0 cudnnctl --root "$R2" --json history
-expect_json '[r.get("archive_form") for r in d["data"]["history"] if r["command"] == "install"][-1]' original
+expect_json '[r.get("archive_form") for r in d["data"]["history"] if r["command"] == "install"][-1]' xz
 
 TEST "a sidecar that does not match its pin: warning, the original xz"
 copy_site sidecar-changed
@@ -128,7 +128,7 @@ sed -i 's/"zstd_level":3/"zstd_level":4/' "$E2E_TMP/sidecar-changed/$SC"
 cmp -s "$D/$SC" "$E2E_TMP/sidecar-changed/$SC" && fail "the sidecar did not change"
 R3=$(host_root "$D/cudnnctl-pins.sha256")
 expect_exit 0 cudnnctl --root "$R3" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' original
+expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"the site pin" in d["data"]["archive"]["form_reason"]' true
 expect_json 'any("instead of the mirror" in w and "site pin" in w for w in d["warnings"])' true
 grep -qF "GET /$Z91 " "$NGINX_DIR/access.log" && fail "the repack was downloaded behind a bad sidecar"
@@ -140,7 +140,7 @@ size=$(stat -c %s "$E2E_TMP/bytes-changed/$Z91")
 printf '\x5a' | dd of="$E2E_TMP/bytes-changed/$Z91" bs=1 seek=$((size / 2)) conv=notrunc status=none
 R4=$(host_root "$D/cudnnctl-pins.sha256")
 expect_exit 0 cudnnctl --root "$R4" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' original
+expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"the repack was refused" in d["data"]["archive"]["form_reason"]' true
 expect_json '"sha256" in d["data"]["archive"]["form_reason"]' true
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
@@ -163,7 +163,7 @@ PY
   echo "$(sha256sum "$E2E_TMP/sidecar-lies/$SC" | cut -d' ' -f1)  $SC"; } >"$E2E_TMP/lies.sha256"
 R5=$(host_root "$E2E_TMP/lies.sha256")
 expect_exit 0 cudnnctl --root "$R5" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' original
+expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"differs from its sidecar" in d["data"]["archive"]["form_reason"]' true
 expect_json '"libcudnn.so.9." in d["data"]["archive"]["form_reason"]' true
 grep -F "GET /$Z91 " "$NGINX_DIR/access.log" | grep -q '" 200 ' || fail "the repack was not tried"
@@ -195,7 +195,7 @@ PY
   echo "$(sha256sum "$H/$SC" | cut -d' ' -f1)  $SC"; } >"$E2E_TMP/hostile.sha256"
 R6=$(host_root "$E2E_TMP/hostile.sha256")
 expect_exit 0 cudnnctl --root "$R6" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' original
+expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"unsafe archive entry" in d["data"]["archive"]["form_reason"]' true
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(find "$E2E_TMP" -name escaped-by-repack | wc -l)" 0 "a hostile entry was written"
