@@ -219,6 +219,8 @@ Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path&
         tx.note("archive_form", ref.form);
         tx.note("archive_form_reason", ref.form_reason);
         ctx.action("checked every extracted file against the repack's sidecar");
+        // The entry records NVIDIA's archive (URL, sha256, size): what its files are.
+        s->url = r.archive_urls.front();
         return s;
       }
       Error e = checked.error();
