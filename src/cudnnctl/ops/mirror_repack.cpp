@@ -48,6 +48,23 @@ std::optional<MirrorRepack> present_repack(Context& ctx, const fs::path& to,
   return r;
 }
 
+// What a `mirror --repack` killed mid-way left (the lock on DIR is held: no live writer owns
+// them): extraction trees in the work directory, the repack's temporary beside it.
+Status sweep_leftovers(const fs::path& to, const fs::path& dest) {
+  for (const auto& name : util::dir_names(to / k_mirror_work_dir)) {
+    if (name.starts_with("repack.tmp.")) {
+      TRY(util::remove_tree(to / k_mirror_work_dir / name));
+    }
+  }
+  const std::string temp_prefix = "." + dest.filename().string() + ".tmp.";
+  for (const auto& name : util::dir_names(dest.parent_path())) {
+    if (name.starts_with(temp_prefix)) {
+      TRY(util::remove_file(dest.parent_path() / name));
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 Status place_repack(Context& ctx, const fs::path& to, MirrorArchive& a, MirrorResult& out) {
@@ -68,6 +85,7 @@ Status place_repack(Context& ctx, const fs::path& to, MirrorArchive& a, MirrorRe
   }
   ctx.info("repacking " + pkg.relative_path + " as zstd (level " +
            std::to_string(release::k_repack_zstd_level) + ")");
+  TRY(sweep_leftovers(to, to / want.relative_path));
   const auto t0 = std::chrono::steady_clock::now();
   auto s = release::write_repack(to / pkg.relative_path, pkg, want.relative_path,
                                  to / k_mirror_work_dir, to / want.relative_path);

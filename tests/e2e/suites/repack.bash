@@ -201,6 +201,38 @@ expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(find "$E2E_TMP" -name escaped-by-repack | wc -l)" 0 "a hostile entry was written"
 expect_eq "$(installed_sums "$R6")" "$(installed_sums "$R2")"
 
+TEST "a pinned sidecar the mirror lacks, a sidecar whose repack is gone: warning, the original xz"
+copy_site no-sidecar
+rm "$E2E_TMP/no-sidecar/$SC"
+R7=$(host_root "$D/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$R7" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
+expect_json 'd["data"]["archive"]["form"]' xz
+expect_json '"no usable repack sidecar" in d["data"]["archive"]["form_reason"]' true
+expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
+copy_site no-repack
+rm "$E2E_TMP/no-repack/$Z91"
+R8=$(host_root "$D/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$R8" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
+expect_json 'd["data"]["archive"]["form"]' xz
+expect_json '"the repack was refused" in d["data"]["archive"]["form_reason"]' true
+expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
+expect_eq "$(installed_sums "$R8")" "$(installed_sums "$R2")"
+
+TEST "mirror --repack sweeps what a killed run left and writes the repack again"
+L=$E2E_TMP/leftovers
+cp -a "$D" "$L"
+rm "$L/$Z91"
+mkdir -p "$L/.cudnnctl/repack.tmp.dead/lib"
+echo half >"$L/.cudnnctl/repack.tmp.dead/lib/x"
+echo half >"$L/$(dirname "$Z91")/.$(basename "$Z91").tmp.dead"
+expect_exit 0 cudnnctl --root "$R0" --mirror "$SRC" --platform linux-x86_64 --cuda 12 --json \
+  mirror 9.1.0 --to "$L" --repack zstd
+expect_json 'd["data"]["repacked"]' 1
+expect_json 'any("is not usable" in w for w in d["warnings"])' true
+expect_eq "$(find "$L" -name '*.tmp.*' -o -name 'repack.tmp.*' | wc -l)" 0 "leftovers"
+cmp "$L/$Z91" "$D/$Z91" || fail "the repack written again differs (the same archive and level)"
+cmp "$L/$SC" "$D/$SC" || fail "the sidecar written again differs"
+
 TEST "bad --repack format: exit 2, nothing written"
 expect_exit 2 cudnnctl --root "$R0" --mirror "$SRC" --cuda 12 --json mirror 9.1.0 --to "$E2E_TMP/new1" --repack xz
 expect_json '"unknown --repack format" in d["error"]["message"]' true
