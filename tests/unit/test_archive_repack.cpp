@@ -73,7 +73,7 @@ TEST_CASE("write_repack: same entries as the original, sidecar round trip, per-f
   const auto pkg = repack_package(xz);
   const fs::path zst = d.path / "out" / (k_repack_top + ".tar.zst");
   auto s = release::write_repack(xz, pkg, "cudnn/linux-x86_64/" + k_repack_top + ".tar.zst",
-                                 d.path / "work", zst);
+                                 d.path / "work", d.path / "out", zst);
   REQUIRE(s);
   CHECK(s->repack_sha256 == *util::sha256_file(zst));
   CHECK(s->repack_size == fs::file_size(zst));

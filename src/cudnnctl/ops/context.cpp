@@ -2,6 +2,7 @@
 #include "ops/context.hpp"
 
 #include "gates/findings.hpp"
+#include "ops/trust.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
 
@@ -53,8 +54,11 @@ Result<Context> make_context(const GlobalOptions& options) {
     return fail(ErrorCode::usage, "--prefix must be an absolute path inside the root, got \"" +
                                       *options.prefix + "\"");
   }
+  TRY(check_root_dir(options.root));
   TRY_ASSIGN(Config config, store::load_config(options.root));
-  return Context(options, std::move(config));
+  Context ctx(options, std::move(config));
+  TRY(check_prefix_placement(ctx.layout()));
+  return ctx;
 }
 
 Result<store::StoreView> read_store(Context& ctx) {

@@ -132,7 +132,8 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
                                      : "download",
                            "extract"});
   release::StreamExtractOptions so;
-  // The same top folder and caps for the repack as for the original (release/sidecar.hpp).
+  // The same top folder, caps and entry limit for the repack as for the original
+  // (release/sidecar.hpp).
   release::set_install_limits(so.extract, pkg);
   so.extract.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);

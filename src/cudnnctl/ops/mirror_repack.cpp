@@ -23,7 +23,7 @@ std::optional<MirrorRepack> present_repack(Context& ctx, const fs::path& to,
   if (!util::exists_nofollow(sidecar_path)) {
     return std::nullopt;
   }
-  auto text = util::read_file(sidecar_path, release::k_max_sidecar);
+  auto text = mirror_files::read_served(sidecar_path, release::k_max_sidecar);
   if (!text) {
     return std::nullopt;
   }
@@ -48,18 +48,13 @@ std::optional<MirrorRepack> present_repack(Context& ctx, const fs::path& to,
   return r;
 }
 
-// What a `mirror --repack` killed mid-way left (the lock on DIR is held: no live writer owns
-// them): extraction trees in the work directory, the repack's temporary beside it.
-Status sweep_leftovers(const fs::path& to, const fs::path& dest) {
+// What a `mirror --repack` killed mid-way left in the work directory (the lock on DIR is
+// held: no live writer owns them): extraction trees. Its temporary repack was in
+// DIR/.cudnnctl/tmp, which `mirror` sweeps itself.
+Status sweep_leftovers(const fs::path& to) {
   for (const auto& name : util::dir_names(to / k_mirror_work_dir)) {
     if (name.starts_with("repack.tmp.")) {
       TRY(util::remove_tree(to / k_mirror_work_dir / name));
-    }
-  }
-  const std::string temp_prefix = "." + dest.filename().string() + ".tmp.";
-  for (const auto& name : util::dir_names(dest.parent_path())) {
-    if (name.starts_with(temp_prefix)) {
-      TRY(util::remove_file(dest.parent_path() / name));
     }
   }
   return {};
@@ -67,7 +62,8 @@ Status sweep_leftovers(const fs::path& to, const fs::path& dest) {
 
 } // namespace
 
-Status place_repack(Context& ctx, const fs::path& to, MirrorArchive& a, MirrorResult& out) {
+Status place_repack(Context& ctx, const fs::path& to, const fs::path& tmp_dir, MirrorArchive& a,
+                    MirrorResult& out) {
   const auto& pkg = a.selection.package;
   MirrorRepack want;
   TRY_ASSIGN(want.relative_path, release::repack_relative_path(pkg.relative_path));
@@ -85,10 +81,12 @@ Status place_repack(Context& ctx, const fs::path& to, MirrorArchive& a, MirrorRe
   }
   ctx.info("repacking " + pkg.relative_path + " as zstd (level " +
            std::to_string(release::k_repack_zstd_level) + ")");
-  TRY(sweep_leftovers(to, to / want.relative_path));
+  TRY(sweep_leftovers(to));
+  TRY(mirror_files::trusted_dirs((to / want.relative_path).parent_path()));
+  TRY(mirror_files::trusted_dirs((to / want.sidecar).parent_path()));
   const auto t0 = std::chrono::steady_clock::now();
   auto s = release::write_repack(to / pkg.relative_path, pkg, want.relative_path,
-                                 to / k_mirror_work_dir, to / want.relative_path);
+                                 to / k_mirror_work_dir, tmp_dir, to / want.relative_path);
   if (!s) {
     Error e = s.error();
     e.add_context("repacking " + pkg.relative_path);
@@ -100,7 +98,7 @@ Status place_repack(Context& ctx, const fs::path& to, MirrorArchive& a, MirrorRe
   // The sidecar after the repack it describes: a server never offers a sidecar whose repack
   // is not there yet.
   const std::string text = release::render_sidecar(*s);
-  TRY(util::write_file_atomic(to / want.sidecar, text, 0644, util::Fsync::yes));
+  TRY(mirror_files::write_if_different(to / want.sidecar, tmp_dir, text));
   want.sha256 = s->repack_sha256;
   want.size = s->repack_size;
   want.sidecar_sha256 = util::sha256_hex(text);

@@ -53,7 +53,7 @@ Status write_members(archive::BackupWriter& w, const fs::path& tree, const std::
 
 Result<Sidecar> write_repack(const fs::path& original, const manifest::Package& pkg,
                              const std::string& repack_relative_path, const fs::path& work_dir,
-                             const fs::path& dest, int level) {
+                             const fs::path& tmp_dir, const fs::path& dest, int level) {
   TRY(util::make_dirs(work_dir));
   TempTree tmp{work_dir / ("repack.tmp." + util::random_hex())};
   if (::mkdir(tmp.path.c_str(), 0755) != 0) {
@@ -79,7 +79,7 @@ Result<Sidecar> write_repack(const fs::path& original, const manifest::Package& 
     s.entries.push_back(sidecar_entry(e));
   }
   TRY(util::make_dirs(dest.parent_path()));
-  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create(dest));
+  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(dest, tmp_dir));
   TRY_ASSIGN(archive::BackupWriter w,
              archive::BackupWriter::open(file.fd(), archive::Compression::zstd, level));
   TRY(write_members(w, tmp.path, s.top, entries));

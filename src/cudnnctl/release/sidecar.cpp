@@ -227,6 +227,7 @@ void set_install_limits(archive::ExtractOptions& o, const manifest::Package& pkg
   // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
   o.max_total_bytes = std::max<uint64_t>(pkg.size * 16, 16u << 20);
   o.max_entry_bytes = o.max_total_bytes;
+  o.max_entries = archive::entry_limit(pkg.size); // issue 14, B17
 }
 
 } // namespace cudnnctl::release

@@ -73,8 +73,8 @@ struct Sidecar {
 check_extracted(const Sidecar& s, const std::vector<archive::Entry>& extracted,
                 const std::function<bool(std::string_view path, archive::EntryKind)>& included);
 
-// The limits install extracts an archive of `pkg` with (caps on decompressed bytes, the top
-// folder): the same for NVIDIA's xz and for its repack.
+// The limits install extracts an archive of `pkg` with (caps on decompressed bytes and on
+// entries, the top folder): the same for NVIDIA's xz and for its repack.
 void set_install_limits(archive::ExtractOptions& o, const manifest::Package& pkg);
 
 } // namespace cudnnctl::release

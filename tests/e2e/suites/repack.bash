@@ -224,7 +224,7 @@ cp -a "$D" "$L"
 rm "$L/$Z91"
 mkdir -p "$L/.cudnnctl/repack.tmp.dead/lib"
 echo half >"$L/.cudnnctl/repack.tmp.dead/lib/x"
-echo half >"$L/$(dirname "$Z91")/.$(basename "$Z91").tmp.dead"
+mkdir -p "$L/.cudnnctl/tmp" && echo half >"$L/.cudnnctl/tmp/.$(basename "$Z91").tmp.dead"
 expect_exit 0 cudnnctl --root "$R0" --mirror "$SRC" --platform linux-x86_64 --cuda 12 --json \
   mirror 9.1.0 --to "$L" --repack zstd
 expect_json 'd["data"]["repacked"]' 1
