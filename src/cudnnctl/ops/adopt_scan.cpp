@@ -227,6 +227,7 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
       lib_version = v;
     }
   }
+  fs::path header;
   for (const char* h : {"include/cudnn_version.h", "include/cudnn.h"}) {
     for (const auto& c : plan.files) {
       if (c.entry_path != h || !plan.version.empty()) {
@@ -236,6 +237,7 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
       if (v) {
         plan.version = v->str();
         plan.version_source = h;
+        header = c.found.path;
       }
     }
   }
@@ -249,9 +251,15 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
                                       "libcudnn.so.X.Y.Z); nothing was changed");
   }
   if (lib_version && *lib_version != plan.version) {
-    plan.defects.push_back(plan.version_source + " says " + plan.version +
-                           " but the libraries are " + *lib_version +
-                           " (a mixed install); adopted as it is, recorded as " + plan.version);
+    // A stale header beside newer libraries (or the reverse): whichever version the entry
+    // were named for, builds would compile against one and load the other. Refused whole.
+    return fail(ErrorCode::usage,
+                header.string() + " says " + plan.version + " but the libraries in " +
+                    home.string() + " are " + *lib_version +
+                    " (a mixed install: builds would compile against one version and load the "
+                    "other); nothing was changed. Put the headers of " +
+                    *lib_version + " in " + header.parent_path().string() +
+                    " (or remove the stale ones), then run " + "`cudnnctl adopt`");
   }
   return {};
 }
