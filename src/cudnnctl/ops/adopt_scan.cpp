@@ -343,4 +343,54 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const f
   return plan;
 }
 
+std::optional<UnmanagedHome> find_unmanaged(const Context& ctx) {
+  const auto& layout = ctx.layout();
+  if (!ctx.config().manage_cuda_home) {
+    return std::nullopt;
+  }
+  UnmanagedHome out;
+  out.home = ctx.config().cuda_home;
+  auto dirs = integrate::locate_home(layout, out.home);
+  auto state = integrate::read_home_state(layout);
+  if (dirs.real_home.empty() || !state) {
+    return std::nullopt;
+  }
+  std::optional<host::ForeignIndex> foreign;
+  std::optional<std::string> lib_version;
+  for (bool headers : {true, false}) {
+    for (const auto& d : headers ? dirs.include_dirs : dirs.lib_dirs) {
+      for (const auto& f : integrate::scan_dir(layout, d, headers)) {
+        bool adopted = std::any_of(state->adopted.begin(), state->adopted.end(),
+                                   [&](const auto& r) { return r.path == f.path.string(); });
+        if (f.cls == Found::Class::managed || f.kind == Found::Kind::other || adopted) {
+          continue;
+        }
+        if (!foreign) {
+          foreign = host::ForeignIndex::load(layout.root());
+        }
+        if (foreign->claim(f.path)) {
+          continue;
+        }
+        ++out.files;
+        std::string name = f.path.filename().string();
+        if (name == "cudnn_version.h" && out.version.empty()) {
+          if (auto v = validate::read_version_header(real_host(layout, f.path))) {
+            out.version = v->str();
+          }
+        }
+        if (auto v = version_from_library_name(name); v && !lib_version) {
+          lib_version = v;
+        }
+      }
+    }
+  }
+  if (out.files == 0) {
+    return std::nullopt;
+  }
+  if (out.version.empty() && lib_version) {
+    out.version = *lib_version;
+  }
+  return out;
+}
+
 } // namespace cudnnctl::ops

@@ -265,3 +265,120 @@ expect_contains "$ERR" "cudnnctl adopt"
 expect_exit 0 cudnnctl --root "$R" status --json
 expect_json 'd["active"]["version"]' 9.1.0.70
 diff "$E2E_TMP/flip.before" <(usr_snapshot "$R") >/dev/null || fail "a refused switch changed /usr or the store"
+
+# ---------------------------------------------------------------------------------------------
+# doctor: what these shapes break.
+# doctor_json ROOT: `doctor --json` (exit 0, or 8 with problems).
+doctor_json() {
+  run cudnnctl --root "$1" doctor --json
+  [ "$RC" -eq 0 ] || [ "$RC" -eq 8 ] || fail "doctor exit $RC"
+}
+expect_finding() { # CODE [TEXT IN ITS FIX]
+  local got
+  got=$(json_get "[f['fix'] for f in d['data']['findings'] if f['code'] == '$1']")
+  [ "$got" != "[]" ] || fail "no finding $1 (found: $(json_get "[f['code'] for f in d['data']['findings']]"))"
+  [ -z "${2:-}" ] || [[ $got == *"$2"* ]] || fail "finding $1: fix $got does not say '$2'"
+}
+expect_no_finding() {
+  [ "$(json_get "[f for f in d['data']['findings'] if f['code'] == '$1']")" = "[]" ] || fail "unexpected finding $1"
+}
+
+TEST "doctor: a CUDA home with cuDNN headers but no libraries, and the reverse"
+R=$(new_root)
+toolkit "$R" /usr/local/cuda 12.2
+cp "$R8"/include/cudnn*.h "$R/usr/local/cuda/include/"
+doctor_json "$R"
+expect_finding cuda-home-headers-without-libraries "cudnnctl adopt"
+expect_no_finding cuda-home-libraries-without-headers
+rm "$R"/usr/local/cuda/include/cudnn*.h
+cp -P "$R8"/lib/libcudnn* "$R/usr/local/cuda/lib64/"
+doctor_json "$R"
+expect_finding cuda-home-libraries-without-headers "cudnnctl install"
+expect_no_finding cuda-home-headers-without-libraries
+cp "$R8"/include/cudnn*.h "$R/usr/local/cuda/include/"
+doctor_json "$R"
+expect_no_finding cuda-home-libraries-without-headers
+expect_no_finding cuda-home-headers-without-libraries
+expect_no_finding header-other-major
+
+TEST "doctor: headers in /usr/include, or in an unmanaged CUDA home, of another major than a plain process loads"
+R=$(new_root)
+toolkit "$R" /usr/local/cuda 12.2
+mkdir -p "$R/etc/cudnnctl" "$R/usr/include"
+echo 'manage_cuda_home = false' >"$R/etc/cudnnctl/config.toml"
+cp "$R8"/include/cudnn*.h "$R/usr/local/cuda/include/"
+expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.1.0
+doctor_json "$R"
+expect_finding header-other-major "cudnnctl adopt"
+expect_contains "$OUT" "/usr/local/cuda/include/cudnn_version.h declares cuDNN 8.9.7 but a plain process loads cuDNN 9"
+cp "$R8"/include/cudnn*.h "$R/usr/include/"
+rm "$R"/usr/local/cuda/include/cudnn*.h
+doctor_json "$R"
+expect_finding header-other-major "cudnnctl env"
+expect_contains "$OUT" "/usr/include/cudnn_version.h declares cuDNN 8.9.7"
+rm "$R"/usr/include/cudnn*.h
+doctor_json "$R"
+expect_no_finding header-other-major
+
+TEST "doctor: env's CUDNN_INCLUDE_DIR does not exist (a runtime-only install)"
+R=$(new_root)
+expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.1.0 --components runtime
+expect_exit 0 cudnnctl --root "$R" env
+expect_contains "$OUT" "CUDNN_INCLUDE_DIR="
+doctor_json "$R"
+expect_finding env-include-dir-missing "--components runtime,headers"
+expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.27.0
+doctor_json "$R"
+expect_no_finding env-include-dir-missing
+
+# ---------------------------------------------------------------------------------------------
+TEST "status on a machine with an unmanaged cuDNN says so and suggests cudnnctl adopt"
+R=$(new_root)
+toolkit "$R" /usr/local/cuda 12.2
+hand_copy "$R8" "$R/usr/local/cuda" cp
+usr_snapshot "$R" >"$E2E_TMP/st.before"
+expect_exit 0 cudnnctl --root "$R" status
+expect_contains "$OUT" "unmanaged: cuDNN 8.9.7 in /usr/local/cuda"
+expect_contains "$OUT" "cudnnctl adopt"
+expect_exit 0 cudnnctl --root "$R" status --json
+expect_json 'd["data"]["unmanaged"]["version"]' 8.9.7
+expect_json 'd["data"]["unmanaged"]["cuda_home"]' /usr/local/cuda
+expect_json 'd["data"]["unmanaged"]["files"] > 0' true
+diff "$E2E_TMP/st.before" <(usr_snapshot "$R") >/dev/null || fail "status changed something"
+expect_no_file "$R/var/lib/cudnnctl"
+expect_exit 0 cudnnctl --root "$R" adopt
+expect_exit 0 cudnnctl --root "$R" status --json
+expect_json 'd["data"]["unmanaged"]' null
+
+TEST "two adopted entries of one version are told apart by the names list prints"
+# First adoption: the cp mistake. --undo, then the same release copied with cp -P: other bytes
+# (links, not files), so another entry of the same version.
+expect_exit 0 cudnnctl --root "$R" list --json
+EA=$(json_get 'd["data"]["installed"][0]["entry"]')
+expect_exit 0 cudnnctl --root "$R" adopt --undo
+rm -f "$R"/usr/local/cuda/lib64/libcudnn* "$R"/usr/local/cuda/include/cudnn*.h
+hand_copy "$R8" "$R/usr/local/cuda" cp-P
+expect_exit 0 cudnnctl --root "$R" adopt --json
+EB=$(json_get 'd["data"]["entry"]')
+expect_ne "$EA" "$EB" "entry names of the two adoptions"
+GB=$(json_get 'd["active"]["generation"]')
+expect_exit 0 cudnnctl --root "$R" list
+expect_contains "$OUT" "$EA"
+expect_contains "$OUT" "$EB"
+expect_exit 0 cudnnctl --root "$R" use 8.9.7 --json # a version cannot pick the other one
+expect_json 'd["changed"]' false
+expect_exit 0 cudnnctl --root "$R" use "$EA" --json
+expect_json 'd["changed"]' true
+expect_json 'd["active"]["path"].endswith("/'"$EA"'")' true
+expect_home_links "$R" "$EA"
+expect_exit 0 cudnnctl --root "$R" rollback --to "$EB" --json
+expect_json 'd["active"]["generation"]' "$GB"
+expect_home_links "$R" "$EB"
+expect_exit 0 cudnnctl --root "$R" remove "$EA" --json
+expect_exit 0 cudnnctl --root "$R" list --json
+expect_json '[e["entry"] for e in d["data"]["installed"]]' "[\"$EB\"]"
+expect_exit 2 cudnnctl --root "$R" use "$EA"
+expect_not_contains "$ERR" "cudnnctl install"
+expect_contains "$ERR" "cudnnctl list"
+expect_exit 2 cudnnctl --root "$R" rollback --to "$EA"
+expect_contains "$ERR" "cudnnctl list"
