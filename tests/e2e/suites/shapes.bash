@@ -25,6 +25,14 @@ toolkit() {
   printf 'stub cudart\n' >"$r$d/lib64/libcudart.so.$v.140"
 }
 
+# plain_home ROOT cp|cp-P [LOADER_DIR]: a CUDA 12.2 toolkit at /usr/local/cuda with 8.9.7 copied
+# in by hand; LOADER_DIR (if given) in /etc/ld.so.conf.d/cuda-12-2.conf, as CUDA's packages do.
+plain_home() {
+  toolkit "$1" /usr/local/cuda 12.2
+  hand_copy "$R8" "$1/usr/local/cuda" "$2"
+  [ -z "${3:-}" ] || echo "$3" >"$1/etc/ld.so.conf.d/cuda-12-2.conf"
+}
+
 # sys_ldconfig ROOT: the system's own ldconfig run (links updated, unlike cudnnctl's -X).
 sys_ldconfig() { ldconfig -r "$1" 2>/dev/null; }
 
@@ -100,9 +108,7 @@ run_shape() {
 # ---------------------------------------------------------------------------------------------
 TEST "shape 1 (the bug): cp without -P, the CUDA lib dir in the loader config"
 R=$(new_root)
-toolkit "$R" /usr/local/cuda 12.2
-hand_copy "$R8" "$R/usr/local/cuda" cp
-echo /usr/local/cuda/lib64 >"$R/etc/ld.so.conf.d/cuda-12-2.conf"
+plain_home "$R" cp /usr/local/cuda/lib64
 [ -f "$R/usr/local/cuda/lib64/libcudnn.so.8" ] && [ ! -L "$R/usr/local/cuda/lib64/libcudnn.so.8" ] || fail "fixture: expected the cp mistake"
 # The issue as reported: install straight away (it adopts first); libcudnn must not vanish.
 R1=$(new_root)
@@ -122,9 +128,7 @@ run_shape "$R"
 
 TEST "shape 2: cp -P (the correct recipe), the CUDA lib dir in the loader config"
 R=$(new_root)
-toolkit "$R" /usr/local/cuda 12.2
-hand_copy "$R8" "$R/usr/local/cuda" cp-P
-echo /usr/local/cuda/lib64 >"$R/etc/ld.so.conf.d/cuda-12-2.conf"
+plain_home "$R" cp-P /usr/local/cuda/lib64
 run_shape "$R"
 
 for conf in /usr/local/cuda/lib64 /usr/local/cuda-12.2/lib64; do
@@ -252,9 +256,7 @@ diff "$E2E_TMP/c13.before" <(tree_snapshot "$R/usr/local/cuda-13.0") >/dev/null 
 # ---------------------------------------------------------------------------------------------
 TEST "a managed CUDA home that a switch would leave without its libraries: exit 4 before the flip"
 R=$(new_root)
-toolkit "$R" /usr/local/cuda 12.2
-hand_copy "$R8" "$R/usr/local/cuda" cp
-echo /usr/local/cuda/lib64 >"$R/etc/ld.so.conf.d/cuda-12-2.conf"
+plain_home "$R" cp /usr/local/cuda/lib64
 expect_exit 0 cudnnctl --root "$R" adopt
 expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.1.0
 cp "$R9/lib/libcudnn_graph.so.9.1.0" "$R/usr/local/cuda/lib64/libcudnn_extra.so.9" # a new hand copy
@@ -334,8 +336,7 @@ expect_no_finding env-include-dir-missing
 # ---------------------------------------------------------------------------------------------
 TEST "status on a machine with an unmanaged cuDNN says so and suggests cudnnctl adopt"
 R=$(new_root)
-toolkit "$R" /usr/local/cuda 12.2
-hand_copy "$R8" "$R/usr/local/cuda" cp
+plain_home "$R" cp
 usr_snapshot "$R" >"$E2E_TMP/st.before"
 expect_exit 0 cudnnctl --root "$R" status
 expect_contains "$OUT" "unmanaged: cuDNN 8.9.7 in /usr/local/cuda"
