@@ -4,6 +4,7 @@
 #pragma once
 
 #include "archive/extract.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <archive.h>
@@ -79,7 +80,14 @@ inline void check(struct archive* a, int rc, const char* what) {
 inline void write_tar(const fs::path& out, const std::vector<TEntry>& entries,
                       Compression compression = Compression::xz) {
   std::unique_ptr<struct archive, WriteDeleter> a(archive_write_new());
-  check(a.get(), archive_write_set_format_pax_restricted(a.get()), "format");
+  // pax stores names as UTF-8 text: names that are not UTF-8 need the GNU format (raw bytes).
+  const bool raw = std::any_of(entries.begin(), entries.end(), [](const TEntry& t) {
+    return !cudnnctl::util::is_valid_utf8(t.name) || !cudnnctl::util::is_valid_utf8(t.link);
+  });
+  check(a.get(),
+        raw ? archive_write_set_format_gnutar(a.get())
+            : archive_write_set_format_pax_restricted(a.get()),
+        "format");
   if (compression == Compression::xz || compression == Compression::xz_twice) {
     check(a.get(), archive_write_add_filter_xz(a.get()), "xz");
   }

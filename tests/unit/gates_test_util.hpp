@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,25 +92,33 @@ inline void copy_tree(const fs::path& from, const fs::path& to) {
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
 }
 
-// The fake GPU: dir/cuda/libcuda.so.1 and dir/<name>/libcudnn.so.9 (+ chain) built from
-// tests/fakegpu. `wrong` builds the shim whose convolution is off.
+// The fake GPU: dir/cuda/libcuda.so.1 (and the same file as libnvidia-ml.so.1, the fake
+// NVML) and dir/<name>/libcudnn.so.9 (+ chain) built from tests/fakegpu. `wrong` builds the
+// shim whose results are off; `defines` adds -D options (FAKE_MIN_SM=75, FAKE_SLOW_US=N).
 struct FakeGpu {
   fs::path cuda_dir;
   fs::path shim; // absolute path of libcudnn.so.9
 };
 
-inline FakeGpu make_fake_gpu(const fs::path& dir, bool wrong = false, long version = 90100) {
+inline FakeGpu make_fake_gpu(const fs::path& dir, bool wrong = false, long version = 90100,
+                             const std::vector<std::string>& defines = {}) {
   fs::path src = fs::path(CUDNNCTL_SOURCE_DIR) / "tests" / "fakegpu";
   FakeGpu f;
   f.cuda_dir = fs::absolute(dir / "cuda");
   fs::create_directories(f.cuda_dir);
   if (!fs::exists(f.cuda_dir / "libcuda.so.1")) {
-    run_ok({"cc", "-shared", "-fPIC", "-o", (f.cuda_dir / "libcuda.so.1").string(),
+    run_ok({"cc", "-O2", "-shared", "-fPIC", "-o", (f.cuda_dir / "libcuda.so.1").string(),
             "-Wl,-soname,libcuda.so.1", (src / "fake_cuda.c").string()});
   }
-  fs::path lib = fs::absolute(dir / (wrong ? "dnn-wrong" : "dnn") / "lib");
+  std::string name = wrong ? "dnn-wrong" : "dnn";
+  name += "-" + std::to_string(version);
+  for (const auto& d : defines) {
+    name += "-" + d;
+  }
+  fs::path lib = fs::absolute(dir / name / "lib");
   fs::create_directories(lib);
   std::vector<std::string> argv = {"cc",
+                                   "-O2",
                                    "-shared",
                                    "-fPIC",
                                    "-o",
@@ -120,24 +129,44 @@ inline FakeGpu make_fake_gpu(const fs::path& dir, bool wrong = false, long versi
   if (wrong) {
     argv.push_back("-DFAKE_WRONG");
   }
-  run_ok(argv);
+  for (const auto& d : defines) {
+    argv.push_back("-D" + d);
+  }
+  if (!fs::exists(lib / "libcudnn.so.9.1.0")) {
+    run_ok(argv);
+  }
   std::error_code ec;
   fs::create_symlink("libcudnn.so.9.1.0", lib / "libcudnn.so.9", ec);
   f.shim = lib / "libcudnn.so.9";
   return f;
 }
 
+// Adds the fake NVML (the same library under NVML's name) beside the fake driver.
+inline void add_fake_nvml(const FakeGpu& gpu) {
+  std::error_code ec;
+  fs::copy_file(gpu.cuda_dir / "libcuda.so.1", gpu.cuda_dir / "libnvidia-ml.so.1",
+                fs::copy_options::overwrite_existing, ec);
+  REQUIRE_FALSE(ec);
+}
+
 // Runs the helper directly (not through the runner's clean environment) so that the fake
 // libcuda.so.1 is found: LD_LIBRARY_PATH names only the fake driver's directory.
+// `visible`: CUDA_VISIBLE_DEVICES for the child (the fake driver honours it). `helper`: the
+// executable (the smoke helper unless given).
 inline cudnnctl::util::ProcessResult
 run_helper(const std::vector<std::string>& args, const FakeGpu* gpu, const std::string& conf,
-           std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+           std::chrono::milliseconds timeout = std::chrono::seconds(60),
+           std::optional<std::string> visible = std::nullopt,
+           const std::string& helper = CUDNNCTL_SMOKE_HELPER_PATH) {
   cudnnctl::util::ProcessOptions o;
-  o.argv = {CUDNNCTL_SMOKE_HELPER_PATH};
+  o.argv = {helper};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.env = std::vector<std::string>{"PATH=/usr/bin:/bin"};
   if (gpu) {
     o.env->push_back("LD_LIBRARY_PATH=" + gpu->cuda_dir.string());
+  }
+  if (visible) {
+    o.env->push_back("CUDA_VISIBLE_DEVICES=" + *visible);
   }
   if (!conf.empty()) {
     REQUIRE(cudnnctl::util::write_file_atomic("fake-cuda.conf", conf));

@@ -5,6 +5,7 @@
 #include "archive_test_util.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
@@ -37,6 +38,39 @@ TEST_CASE("name_problem refuses escaping and odd names", "[archive]") {
   CHECK(name_problem("top/" + std::string(256, 'a')));
   CHECK_FALSE(name_problem("top/" + std::string(255, 'a')));
   CHECK(name_problem(std::string(5000, 'a')));
+}
+
+TEST_CASE("names must be UTF-8, not absurdly deep, and not cudnnctl's own", "[archive]") {
+  CHECK(*name_problem("top/lib/libcudnn_\xff\xfe.txt") == "name is not valid UTF-8");
+  CHECK(*name_problem("top/\xc0\xaf") == "name is not valid UTF-8");     // overlong "/"
+  CHECK(*name_problem("top/\xed\xa0\x80") == "name is not valid UTF-8"); // a surrogate
+  CHECK_FALSE(name_problem("top/caf\xc3\xa9/\xe2\x82\xac\xf0\x9f\x98\x80"));
+  std::string deep = "top";
+  for (size_t i = 1; i < k_max_depth; ++i) {
+    deep += "/d";
+  }
+  CHECK_FALSE(name_problem(deep));
+  CHECK_THAT(*name_problem(deep + "/x"), Catch::Contains("directories deep"));
+  CHECK_THAT(*name_problem(deep + "/x"), Catch::Contains(std::to_string(k_max_depth)));
+  CHECK_FALSE(name_problem(deep + "/./")); // "." and empty components are not levels
+  CHECK(reserved_problem(split_components(".cudnnctl-entry.json")));
+  CHECK(reserved_problem(split_components("lib/.cudnnctl-backup/x")));
+  CHECK_FALSE(reserved_problem(split_components("lib/cudnnctl.txt")));
+  CHECK_THAT(*link_problem("lib/x", "y\xff"), Catch::Contains("not valid UTF-8"));
+}
+
+TEST_CASE("in_quotes escapes what would break one line of JSON", "[archive]") {
+  CHECK(in_quotes("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(in_quotes("x\ny") == "\"x\\x0ay\"");
+  CHECK(in_quotes("\xff\xfe") == "\"\\xff\\xfe\"");
+  CHECK(in_quotes("caf\xc3\xa9 \xe2\x82") == "\"caf\xc3\xa9 \\xe2\\x82\"");
+  CHECK(util::is_valid_utf8(in_quotes("lib/libcudnn_\xff\xfe.txt")));
+}
+
+TEST_CASE("the entry cap grows with the archive, with a floor", "[archive]") {
+  CHECK(entry_limit(0) == 1024);
+  CHECK(entry_limit(25'000) == 1024);
+  CHECK(entry_limit(800u << 20) == 819200);
 }
 
 TEST_CASE("split_components drops empty and dot components", "[archive]") {
@@ -93,11 +127,13 @@ TEST_CASE("sparse and empty files are extracted with their logical content", "[a
   write_tar(base / "a.tar.xz", {mk_dir("top/"), sparse, mk_file("top/lib/empty", "")});
   auto result = extract_file(base / "a.tar.xz", base / "dest", {});
   REQUIRE(result);
-  REQUIRE(result->size() == 2);
-  CHECK((*result)[0].size == logical.size());
-  CHECK((*result)[0].sha256 == util::sha256_hex(logical));
+  REQUIRE(result->size() == 3);
+  CHECK((*result)[0].path == "lib"); // implied by the files below it (issue 14, B7)
+  CHECK((*result)[0].kind == EntryKind::directory);
+  CHECK((*result)[1].size == logical.size());
+  CHECK((*result)[1].sha256 == util::sha256_hex(logical));
   CHECK(*util::read_file(base / "dest/lib/sparse.bin") == logical);
-  CHECK((*result)[1].size == 0);
-  CHECK((*result)[1].sha256 == util::sha256_hex(""));
+  CHECK((*result)[2].size == 0);
+  CHECK((*result)[2].sha256 == util::sha256_hex(""));
   CHECK(fs::file_size(base / "dest/lib/empty") == 0);
 }

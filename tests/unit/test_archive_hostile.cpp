@@ -190,6 +190,27 @@ TEST_CASE("duplicate entries are refused", "[archive]") {
   refused_as(with_prefix({mk_dir("top/lib/a/"), mk_file("top/lib/a", "1")}), "duplicate");
 }
 
+TEST_CASE("non-UTF-8 names, cudnnctl's reserved names, deep paths and too many entries",
+          "[archive]") {
+  // Issue 14: B5 (the name reached JSON and threw), B7 (installed, then failed verify), B17.
+  refused_as(with_prefix({mk_file("top/lib/libcudnn_\xff\xfe.txt", "x")}), "not valid UTF-8");
+  refused_as(with_prefix({mk_symlink("top/lib/l", "x\xff")}), "not valid UTF-8");
+  refused_as(with_prefix({mk_file("top/.cudnnctl-entry.json", "{}")}), "reserved for cudnnctl");
+  refused_as(with_prefix({mk_dir("top/lib/.cudnnctl-backup/")}), "reserved for cudnnctl");
+  std::string deep = "top";
+  for (int i = 0; i < 40; ++i) {
+    deep += "/d";
+  }
+  refused_as(with_prefix({mk_file(deep + "/x", "x")}), "directories deep");
+  std::vector<TEntry> many = with_prefix({});
+  for (int i = 0; i < 30; ++i) {
+    many.push_back(mk_file("top/lib/f" + std::to_string(i), ""));
+  }
+  ExtractOptions few;
+  few.max_entries = 20;
+  refused_as(many, "more than 20 entries", few);
+}
+
 TEST_CASE("the top folder must be single, present and as expected", "[archive]") {
   refused_as({mk_file("LICENSE", "x")}, "\"LICENSE\": entry at the root of the archive");
   refused_as({mk_file("a/x", "x"), mk_file("b/y", "y")},

@@ -29,18 +29,53 @@ smoke::SmokeResult smoke_on(const FakeGpu& gpu, const std::string& conf,
 
 } // namespace
 
+const smoke::OpResult* op_named(const smoke::GpuResult& g, const std::string& prefix) {
+  for (const auto& op : g.ops) {
+    if (op.op.rfind(prefix, 0) == 0) {
+      return &op;
+    }
+  }
+  return nullptr;
+}
+
 TEST_CASE("helper on the fake GPU: passes on every device", "[smoke]") {
   auto r = smoke_on(good_gpu(), "devices=2\n", {"--expect", "90100"});
   CHECK(r.outcome == Outcome::passed);
   REQUIRE(r.gpus.size() == 2);
   for (const auto& g : r.gpus) {
     CHECK(g.status == "passed");
-    CHECK(g.max_error == 0.0);
     CHECK(g.compute_capability == "9.0");
     CHECK(g.cudnn_version == 90100);
     CHECK(g.message.find("algorithms 1, 0") != std::string::npos); // heuristic pick + GEMM
+    // Every operation ran, each within its tolerance; 9.1 has no SDPA operation.
+    REQUIRE(g.ops.size() == 7);
+    for (const auto& op : g.ops) {
+      INFO(op.op << ": " << op.message);
+      CHECK(op.status == (op.op.rfind("graph_sdpa", 0) == 0 ? "unsupported" : "passed"));
+      if (op.status == "passed") {
+        REQUIRE(op.error_ratio);
+        CHECK(*op.error_ratio <= 1.0);
+      }
+    }
+    CHECK(op_named(g, "conv_fwd_fp32")->max_error == 0.0); // exact inputs, fp32: no error
+    CHECK(op_named(g, "conv_bwd_filter_fp16_nhwc")->api == "legacy");
+    CHECK(op_named(g, "graph_matmul_bf16")->api == "graph"); // sm 9.0: bf16
+    // The precompiled engine (3) is preferred over the runtime-compiled one cuDNN ranks first.
+    CHECK(op_named(g, "graph_conv_bias_relu")->detail.find("engine 3") == 0);
+    CHECK(g.message.find("not supported here: graph_sdpa_bf16") != std::string::npos);
   }
   CHECK(r.driver_version == 13000);
+}
+
+TEST_CASE("helper on the fake GPU: the SDPA operation from 9.13 on", "[smoke]") {
+  auto gpu = make_fake_gpu(fs::absolute("fakegpu"), false, 91900);
+  auto r = smoke_on(gpu, "devices=1\n");
+  REQUIRE(r.gpus.size() == 1);
+  auto* sdpa = op_named(r.gpus[0], "graph_sdpa_bf16");
+  REQUIRE(sdpa);
+  CHECK(sdpa->status == "passed");
+  CHECK(*sdpa->error_ratio <= 1.0);
+  CHECK(r.outcome == Outcome::passed);
 }
 
 TEST_CASE("helper on the fake GPU: a wrong result fails", "[smoke]") {
@@ -49,8 +84,32 @@ TEST_CASE("helper on the fake GPU: a wrong result fails", "[smoke]") {
   CHECK(r.outcome == Outcome::failed);
   REQUIRE(r.gpus.size() == 1);
   CHECK(r.gpus[0].status == "failed");
-  CHECK(r.gpus[0].max_error == Approx(0.5));
-  CHECK(r.message.find("wrong result: max abs error 0.5") != std::string::npos);
+  CHECK(op_named(r.gpus[0], "conv_fwd_fp32")->max_error == Approx(0.5));
+  // The first failing operation, its API and its error; the others after it.
+  CHECK(r.message.find("GPU 0 (Fake GPU 0 (CPU), sm 9.0): conv_fwd_fp32 (legacy API): wrong "
+                       "result: max abs error 0.5") == 0);
+  CHECK(r.message.find("also failed: conv_fwd_fp16_nhwc, conv_bwd_data_fp16_nhwc, "
+                       "conv_bwd_filter_fp16_nhwc, graph_conv_bias_relu_fp16, graph_matmul_bf16") !=
+        std::string::npos);
+  for (const auto& op : r.gpus[0].ops) {
+    CHECK(op.status != "passed"); // every result is off: every operation must notice
+  }
+}
+
+TEST_CASE("helper on the fake GPU: a build without device code for a GPU of a mixed node",
+          "[smoke]") {
+  // Like cuDNN >= 9.11 on a node with a Hopper and a Pascal GPU.
+  auto gpu = make_fake_gpu(fs::absolute("fakegpu"), false, 91100, {"FAKE_MIN_SM=75"});
+  auto r = smoke_on(gpu, "devices=2\ncc.1=6.0\nname.1=Tesla P100-PCIE-16GB\n");
+  CHECK(r.outcome == Outcome::failed);
+  REQUIRE(r.gpus.size() == 2);
+  CHECK(r.gpus[0].status == "passed");
+  CHECK(r.gpus[1].status == "failed");
+  CHECK(r.gpus[1].compute_capability == "6.0");
+  CHECK(r.message.find("GPU 1 (Tesla P100-PCIE-16GB, sm 6.0): conv_fwd_fp32 (legacy API): "
+                       "cudnnConvolutionForward returned CUDNN_STATUS_ARCH_MISMATCH (3007)") == 0);
+  // sm 6.0 has no bf16: the graph matmul runs in fp16 there.
+  CHECK(op_named(r.gpus[1], "graph_matmul_fp16"));
 }
 
 TEST_CASE("helper on the fake GPU: unusable GPUs are skipped, never failed", "[smoke]") {
@@ -69,6 +128,14 @@ TEST_CASE("helper on the fake GPU: unusable GPUs are skipped, never failed", "[s
     auto r = smoke_on(good_gpu(), "devices=1\noom=0\n");
     CHECK(r.outcome == Outcome::skipped);
     CHECK(r.message.find("out of GPU memory") != std::string::npos);
+  }
+  SECTION("out of memory inside an operation (a context fits, its buffers do not): skipped") {
+    auto gpu = make_fake_gpu(fs::absolute("fakegpu"), false, 91900);
+    auto r = smoke_on(gpu, "devices=1\nmem.0=0\n");
+    CHECK(r.outcome == Outcome::skipped);
+    CHECK(r.message.find("out of GPU memory") != std::string::npos);
+    REQUIRE(r.gpus.size() == 1);
+    CHECK(r.gpus[0].message.find("conv_fwd_fp32: out of GPU memory") == 0);
   }
   SECTION("one of two GPUs unusable: the run passes, the GPU is listed as skipped") {
     auto r = smoke_on(good_gpu(), "devices=2\noom=1\n");
@@ -105,12 +172,16 @@ TEST_CASE("helper on the fake GPU: crash and hang are failures", "[smoke]") {
     auto r = smoke_on(good_gpu(), "devices=2\ncrash=1\n");
     CHECK(r.outcome == Outcome::failed);
     CHECK(r.message == "the smoke helper was killed by signal 11 (Segmentation fault) while "
-                       "testing GPU 1");
+                       "testing GPU 1 (conv_fwd_fp32)");
+    REQUIRE(r.gpus.size() == 1); // GPU 0 finished before the crash
+    CHECK(r.gpus[0].ops.size() == 7);
   }
   SECTION("a hang hits the timeout") {
     auto r = smoke_on(good_gpu(), "devices=1\nhang=0\n", {}, std::chrono::seconds(2));
     CHECK(r.outcome == Outcome::failed);
-    CHECK(r.message == "the smoke helper timed out after 2 s and was killed while testing GPU 0");
+    CHECK(
+        r.message ==
+        "the smoke helper timed out after 2 s and was killed while testing GPU 0 (conv_fwd_fp32)");
   }
 }
 

@@ -40,7 +40,7 @@ std::vector<TEntry> mixed() {
 
 struct Extracted {
   std::vector<Entry> entries;
-  std::vector<std::string> files; // path mode size [mtime sha]
+  std::vector<std::string> files; // path mode size mtime sha
 };
 
 Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing) {
@@ -53,13 +53,11 @@ Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing
   for (const auto& e : fs::recursive_directory_iterator(dest)) {
     struct stat st {};
     REQUIRE(::lstat(e.path().c_str(), &st) == 0);
-    // A directory's time is when its last entry was written (extraction sets only files' times),
-    // so it differs between two runs that straddle a second: compare files' times only.
+    // A directory's mtime is when its last name was added, not the archive's: two runs that
+    // straddle a second differ there.
     std::string line = fs::relative(e.path(), dest).string() + " " + std::to_string(st.st_mode) +
-                       " " + std::to_string(st.st_size);
-    if (!S_ISDIR(st.st_mode)) {
-      line += " " + std::to_string(st.st_mtim.tv_sec);
-    }
+                       " " + std::to_string(st.st_size) + " " +
+                       (S_ISDIR(st.st_mode) ? "-" : std::to_string(st.st_mtim.tv_sec));
     if (S_ISREG(st.st_mode)) {
       line += " " + *util::sha256_file(e.path());
     }

@@ -182,6 +182,9 @@ TEST_CASE("string helpers", "[util][strings]") {
   CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "", "c"});
   CHECK(trim("  x \n") == "x");
   CHECK(human_bytes(1536) == "1.5 KiB");
+  CHECK(fixed(14895.84, 1) == "14895.8");
+  CHECK(fixed(5.23, 1, ShowSign::yes) == "+5.2");
+  CHECK(fixed(-0.04, 2, ShowSign::yes) == "-0.04");
 }
 
 TEST_CASE("dir_names lists a directory sorted, without . and ..", "[util][fs]") {
@@ -206,4 +209,23 @@ TEST_CASE("copy_fd copies to the end and hashes what it copied", "[util][fs]") {
   auto bad = copy_fd(again.get(), -1, "cf1", "nowhere");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("nowhere") != std::string::npos);
+}
+
+TEST_CASE("AtomicFile::create_in keeps the temporary in another directory", "[util][atomic]") {
+  fs::create_directories("afi/served");
+  fs::create_directories("afi/work");
+  {
+    auto file = AtomicFile::create_in("afi/served/m.json", "afi/work");
+    REQUIRE(file);
+    REQUIRE(file->write("x"));
+    CHECK(file->temp_path().parent_path() == fs::path("afi/work"));
+    CHECK(names_in("afi/served").empty()); // nothing a web server could offer meanwhile
+  }
+  CHECK(names_in("afi/work").empty()); // not committed: removed
+  auto file = AtomicFile::create_in("afi/served/m.json", "afi/work");
+  REQUIRE(file);
+  REQUIRE(file->write("{}"));
+  REQUIRE(file->commit());
+  CHECK(*read_file("afi/served/m.json") == "{}");
+  CHECK(names_in("afi/work").empty());
 }

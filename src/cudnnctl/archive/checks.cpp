@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/checks.hpp"
 
+#include "util/strings.hpp"
+
 #include <climits>
 #include <sys/stat.h>
 
@@ -9,18 +11,24 @@ namespace cudnnctl::archive {
 std::string in_quotes(std::string_view s) {
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string out = "\"";
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
+  while (!s.empty()) {
+    const char c = s.front();
+    const auto u = static_cast<unsigned char>(c);
+    // A byte that does not start well-formed UTF-8 is escaped too: the message ends up in
+    // JSON (history, --json), which holds UTF-8 only.
+    const size_t n = u >= 0x80 ? util::utf8_sequence_length(s) : 1;
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (u < 0x20 || u == 0x7f) {
+    } else if (u < 0x20 || u == 0x7f || n == 0) {
       out += "\\x";
       out += k_hex[u >> 4];
       out += k_hex[u & 0xf];
     } else {
-      out += c;
+      out.append(s.substr(0, n));
+      s.remove_prefix(n - 1);
     }
+    s.remove_prefix(1);
   }
   out += '"';
   return out;
@@ -44,7 +52,12 @@ std::optional<std::string> name_problem(std::string_view name) {
   if (name.size() >= PATH_MAX) {
     return "name longer than " + std::to_string(PATH_MAX - 1) + " bytes";
   }
+  if (!util::is_valid_utf8(name)) {
+    // Names go into the entry's file list and the history, which are JSON (UTF-8 only).
+    return "name is not valid UTF-8";
+  }
   size_t start = 0;
+  size_t depth = 0;
   while (start <= name.size()) {
     size_t end = name.find('/', start);
     if (end == std::string_view::npos) {
@@ -57,7 +70,19 @@ std::optional<std::string> name_problem(std::string_view name) {
     if (part.size() > NAME_MAX) {
       return "a component is longer than " + std::to_string(NAME_MAX) + " bytes";
     }
+    if (!part.empty() && part != "." && ++depth > k_max_depth) {
+      return "path is more than " + std::to_string(k_max_depth) + " directories deep";
+    }
     start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> reserved_problem(std::span<const std::string> parts) {
+  for (const auto& part : parts) {
+    if (part.starts_with(k_reserved_prefix)) {
+      return "the name " + in_quotes(part) + " is reserved for cudnnctl's own files";
+    }
   }
   return std::nullopt;
 }
@@ -103,6 +128,9 @@ std::optional<std::string> symlink_target_problem(std::span<const std::string> l
   }
   if (target.size() >= PATH_MAX) {
     return "symlink target longer than " + std::to_string(PATH_MAX - 1) + " bytes";
+  }
+  if (!util::is_valid_utf8(target)) {
+    return "symlink target " + in_quotes(target) + " is not valid UTF-8";
   }
   size_t depth = link_dir.size();
   bool after_name = false;

@@ -17,16 +17,29 @@ namespace cudnnctl::archive {
 
 // --- Interface ---
 
-// `s` in double quotes with '"', '\\' and control bytes escaped, so messages stay one line.
+// `s` in double quotes with '"', '\\', control bytes and bytes that are not well-formed UTF-8
+// escaped (\xNN), so messages stay one line and valid in JSON.
 [[nodiscard]] std::string in_quotes(std::string_view s);
 
 // The integrity error `unsafe archive entry "<name>": <reason>`.
 [[nodiscard]] std::unexpected<Error> unsafe_entry(std::string_view name, std::string_view reason);
 
+// Deepest path accepted (NVIDIA's archives are 3 levels deep): a 2000-level path would pass
+// PATH_MAX but not the tools that walk the tree later.
+inline constexpr size_t k_max_depth = 32;
+// Names starting with this are cudnnctl's own (".cudnnctl-entry.json" in every store entry,
+// ".cudnnctl-backup/" in backups): an archive to install may not bring one.
+inline constexpr std::string_view k_reserved_prefix = ".cudnnctl";
+
 // Why an entry name (or a hard-link target name) as stored in the archive is unsafe: empty,
 // absolute, a ".." component, a backslash, a component longer than NAME_MAX or a name longer
-// than PATH_MAX. Empty and "." components ("a//b", "./a", "a/") are harmless.
+// than PATH_MAX, not valid UTF-8, more than k_max_depth components. Empty and "." components
+// ("a//b", "./a", "a/") are harmless.
 [[nodiscard]] std::optional<std::string> name_problem(std::string_view name);
+
+// Why a path in an extracted tree (its components, top folder stripped) may not come from an
+// archive: a component starting with k_reserved_prefix.
+[[nodiscard]] std::optional<std::string> reserved_problem(std::span<const std::string> parts);
 
 // The components of `path`, without empty and "." ones ("./a//b/" -> {"a", "b"}).
 [[nodiscard]] std::vector<std::string> split_components(std::string_view path);

@@ -8,6 +8,7 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <archive_entry.h>
 #include <cerrno>
 #include <fcntl.h>
@@ -78,6 +79,7 @@ private:
                     const std::string& name);
   Status write_zeros(int fd, util::Sha256& sha, uint64_t count, const std::string& where);
   Status collect_written();
+  void record_parents(std::span<const std::string> path);
 
   Reader& m_reader;
   DestTree& m_tree;
@@ -93,8 +95,9 @@ private:
 Status Extractor::handle(archive_entry* entry) {
   ++m_count;
   if (m_options.max_entries != 0 && m_count > m_options.max_entries) {
-    return fail(ErrorCode::integrity,
-                "unsafe archive: more than " + std::to_string(m_options.max_entries) + " entries");
+    return fail(ErrorCode::integrity, "unsafe archive: more than " +
+                                          std::to_string(m_options.max_entries) +
+                                          " entries (the limit for an archive of its size)");
   }
   const char* raw_name = archive_entry_pathname(entry);
   const std::string name = raw_name != nullptr ? raw_name : "";
@@ -121,6 +124,9 @@ Status Extractor::handle(archive_entry* entry) {
     return m_reader.skip_data(); // the top folder itself: it becomes `dest`
   }
   const std::span<const std::string> path(parts.begin() + 1, parts.end());
+  if (auto problem = reserved_problem(path)) {
+    return unsafe_entry(name, *problem);
+  }
   Entry out;
   out.path = join_components(path);
   out.kind = kind;
@@ -150,6 +156,7 @@ Status Extractor::handle(archive_entry* entry) {
     m_seen[out.path] = Seen{kind, false, 0};
     return m_reader.skip_data();
   }
+  record_parents(path);
   const timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
   switch (kind) {
   case EntryKind::directory:
@@ -184,6 +191,26 @@ Status Extractor::handle(archive_entry* entry) {
   m_seen[out.path] = Seen{kind, true, m_entries.size()};
   m_entries.push_back(std::move(out));
   return {};
+}
+
+void Extractor::record_parents(std::span<const std::string> path) {
+  // DestTree creates the directories an entry needs (0755) whether or not the archive lists
+  // them: record those it does not list, or the entry's file list lacks directories that are
+  // on disk (`verify` would fail at once). Before the entry itself: a background write is
+  // indexed by its position.
+  std::string prefix;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    prefix += (i > 0 ? "/" : "") + path[i];
+    Seen& seen = m_seen[prefix];
+    if (!seen.written) {
+      seen = Seen{EntryKind::directory, true, m_entries.size()};
+      Entry dir;
+      dir.path = prefix;
+      dir.kind = EntryKind::directory;
+      dir.mode = written_mode(0755, EntryKind::directory);
+      m_entries.push_back(std::move(dir));
+    }
+  }
 }
 
 Result<EntryKind> Extractor::kind_of(archive_entry* entry, const std::string& name) {
@@ -397,6 +424,10 @@ Status Extractor::collect_written() {
 }
 
 } // namespace
+
+uint64_t entry_limit(uint64_t archive_size) {
+  return std::max<uint64_t>(1024, archive_size / 1024);
+}
 
 Result<FileSource> FileSource::open(const std::filesystem::path& path) {
   TRY_ASSIGN(util::Fd fd, util::open_fd(path, O_RDONLY));

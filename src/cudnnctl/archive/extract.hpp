@@ -78,6 +78,11 @@ struct ExtractOptions {
   FileWriting writing = FileWriting::in_caller;
 };
 
+// The cap on the number of entries for an archive of `archive_size` bytes: one per KiB, at
+// least 1024. Real cuDNN archives hold about a hundred entries in hundreds of MB, while xz packs
+// an empty file's tar header into a few dozen bytes: 100,000 empty files fit in about 2 MB.
+[[nodiscard]] uint64_t entry_limit(uint64_t archive_size);
+
 // Extracts the stream into `dest` (an existing empty directory on the store's filesystem;
 // its real path is resolved first). Returns the written entries in archive order. Errors:
 // ErrorCode::integrity for hostile or corrupt archives (naming the entry and the reason),

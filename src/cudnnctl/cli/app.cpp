@@ -7,6 +7,7 @@
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
 #include "txn/transaction.hpp"
+#include "util/signals.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -91,6 +92,8 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   if (!ctx) {
     return print_outcome(g.json, g.quiet, report, nullptr, ctx.error());
   }
+  // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
+  util::install_interrupt_handlers(ctx->layout().journal_file());
   Status status = action(*ctx, report);
   std::optional<Error> error;
   if (!status) {
@@ -131,6 +134,7 @@ int run(int argc, char** argv) {
   register_adopt(app, action);
   register_doctor(app, action);
   register_debug(app, action);
+  register_check(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

@@ -26,16 +26,32 @@ void render(const ops::DoctorResult& r, Report& report) {
   }
 }
 
+json recall_lists_json(const recall::RecallSet& set) {
+  json out = json::array();
+  for (const auto& l : set.lists()) {
+    out.push_back({{"path", l.path},
+                   {"state", recall::state_name(l.state)},
+                   {"message", l.message},
+                   {"expires", l.expires ? json(*l.expires) : json(nullptr)},
+                   {"recalls", l.recalls}});
+  }
+  return out;
+}
+
 void render(const ops::RecommendResult& r, Report& report) {
   report.outcome = r;
   if (!r.recommendation) {
     return;
   }
   const auto& in = r.input;
-  json data = doctor::to_json(*r.recommendation);
+  json data = doctor::to_json(*r.recommendation, in);
   json fws = json::array();
-  for (const auto& [name, version] : in.frameworks) {
-    fws.push_back({{"name", name}, {"version", version}});
+  for (const auto& f : in.frameworks) {
+    fws.push_back({{"name", f.info->name},
+                   {"spec", f.req.text},
+                   {"versions", f.req.versions.describe()},
+                   {"version", f.req.exact ? json(*f.req.exact) : json(nullptr)},
+                   {"extras", f.req.extras}});
   }
   data["input"] = {
       {"frameworks", fws},
@@ -44,7 +60,10 @@ void render(const ops::RecommendResult& r, Report& report) {
       {"cuda_source", in.cuda_source},
       {"driver", in.driver ? json(*in.driver) : json(nullptr)},
       {"compute_capability", in.compute_capability ? json(*in.compute_capability) : json(nullptr)},
-      {"platform", in.platform}};
+      {"platform", in.platform},
+      {"require_pin", in.require_pin},
+      {"compat_overlays", r.compat.overlays}};
+  data["recall_lists"] = recall_lists_json(r.recalls);
   report.data() = std::move(data);
   for (auto& line : doctor::render_recommendation(*r.recommendation, in)) {
     report.line(line);
@@ -76,8 +95,9 @@ void register_doctor(CLI::App& app, Action& action) {
                    "toolkit, driver, GPU) and workload preferences");
   recommend
       ->add_option("--framework", rargs->frameworks,
-                   "A framework the release must serve, NAME==VERSION (torch==2.3.1, "
-                   "tensorflow==2.15; repeatable)")
+                   "A framework the release must serve, as pip writes it (torch==2.4.1, "
+                   "'torch>=2.3,<2.6', tensorflow[and-cuda]~=2.18, jax, onnxruntime-gpu, "
+                   "tensorrt==8.6.1; repeatable: several give a set of slots)")
       ->allow_extra_args(false);
   recommend->add_option("--workload", rargs->workload,
                         "cnn, rnn, transformer, recsys-sparse (or an alias: lstm, vit, bert, ...)");

@@ -28,5 +28,6 @@ void register_mirror(CLI::App& app, Action& action);   // mirror
 void register_adopt(CLI::App& app, Action& action);    // adopt, backup, restore, env
 void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
 void register_debug(CLI::App& app, Action& action);    // hidden: debug-sha256
+void register_check(CLI::App& app, Action& action);    // check
 
 } // namespace cudnnctl::cli

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
+// Lookups over the compatibility facts, and reading the site overlay under a root.
 #include "doctor/compat.hpp"
 
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace cudnnctl::doctor {
-
-using nlohmann::json;
 
 namespace {
 
@@ -33,18 +31,13 @@ uint64_t next_component(std::string_view s, size_t& pos) {
   return n;
 }
 
-std::vector<uint64_t> components(std::string_view v) {
-  std::vector<uint64_t> out;
+VersionKey loose_key(std::string_view v) {
+  VersionKey out;
   size_t pos = 0;
   while (pos < v.size()) {
     out.push_back(next_component(v, pos));
   }
   return out;
-}
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 } // namespace
@@ -78,31 +71,106 @@ bool version_rule_ok(std::string_view built, std::string_view runtime) {
   return next_component(runtime, r) >= next_component(built, b);
 }
 
-std::string canonical_framework(std::string_view name) {
-  std::string n(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::replace(n.begin(), n.end(), '_', '-');
-  if (n == "pytorch") {
-    return "torch";
+const char* check_name(Check c) {
+  switch (c) {
+  case Check::minor:
+    return "minor";
+  case Check::major:
+    return "major";
+  case Check::optional:
+    return "optional";
   }
-  if (n == "tf" || n == "tensorflow-gpu" || n == "tensorflow-cpu") {
-    return "tensorflow";
-  }
-  return n;
+  return "minor";
 }
 
-const FrameworkRow* Compat::framework(std::string_view name, std::string_view version) const {
-  std::string canon = canonical_framework(name);
-  auto v = components(version);
-  v.resize(2, 0);
-  std::string mm = std::to_string(v[0]) + "." + std::to_string(v[1]);
-  for (const auto& row : frameworks) {
-    if (row.framework == canon && compare_versions(mm, row.min) >= 0 &&
-        compare_versions(mm, row.max) <= 0) {
+std::string canonical_framework(std::string_view name) {
+  const FrameworkInfo* f = builtin_compat().framework_info(name);
+  return f ? f->name : normalize_name(name);
+}
+
+const BuildVariant* BuildRow::pypi_variant() const {
+  for (const auto& v : variants) {
+    if (v.pypi) {
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
+const BuildVariant* BuildRow::variant_for_cuda(std::string_view cuda) const {
+  for (const auto& v : variants) {
+    if (compare_versions(v.cuda, cuda) == 0) {
+      return &v;
+    }
+  }
+  // A row that names only majors ("12") answers for every minor of that major.
+  auto major = util::split(cuda, '.')[0];
+  const BuildVariant* found = nullptr;
+  for (const auto& v : variants) {
+    if (std::to_string(v.cuda_major) == major && v.cuda.find('.') == std::string::npos) {
+      found = &v;
+    }
+  }
+  return found;
+}
+
+const Archive* ReleaseRow::archive(const std::string& platform, int cuda) const {
+  auto p = archives.find(platform);
+  if (p == archives.end()) {
+    return nullptr;
+  }
+  auto a = p->second.find(cuda);
+  return a == p->second.end() ? nullptr : &a->second;
+}
+
+const FrameworkInfo* Compat::framework_info(std::string_view name_or_alias) const {
+  std::string n = normalize_name(name_or_alias);
+  for (const auto& f : frameworks) {
+    if (f.name == n || std::find(f.aliases.begin(), f.aliases.end(), n) != f.aliases.end()) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+const BuildRow* Compat::build(std::string_view framework, std::string_view version) const {
+  const FrameworkInfo* f = framework_info(framework);
+  if (!f) {
+    return nullptr;
+  }
+  VersionKey v = loose_key(version);
+  for (const auto& row : builds) {
+    if (row.framework == f->name && row.effective.contains(v)) {
       return &row;
     }
   }
   return nullptr;
+}
+
+std::vector<const BuildRow*> Compat::builds_for(std::string_view framework,
+                                                const VersionSet& versions) const {
+  std::vector<const BuildRow*> out;
+  const FrameworkInfo* f = framework_info(framework);
+  if (!f) {
+    return out;
+  }
+  for (const auto& row : builds) {
+    if (row.framework == f->name && !row.effective.intersect(versions).empty()) {
+      out.push_back(&row);
+    }
+  }
+  return out;
+}
+
+VersionSet Compat::known_versions(std::string_view framework) const {
+  VersionSet all = VersionSet::none();
+  const FrameworkInfo* f = framework_info(framework);
+  for (const auto& row : builds) {
+    if (f && row.framework == f->name) {
+      all = all.unite(row.effective);
+    }
+  }
+  return all;
 }
 
 const DriverRow* Compat::driver_minimum(int cuda_major) const {
@@ -134,8 +202,7 @@ std::optional<bool> Compat::supports_cc(std::string_view release_version,
 }
 
 const WorkloadRow* Compat::workload(std::string_view name_or_alias) const {
-  std::string n(name_or_alias);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string n = normalize_name(name_or_alias);
   for (const auto& w : workloads) {
     if (w.name == n || std::find(w.aliases.begin(), w.aliases.end(), n) != w.aliases.end()) {
       return &w;
@@ -144,63 +211,30 @@ const WorkloadRow* Compat::workload(std::string_view name_or_alias) const {
   return nullptr;
 }
 
-Result<Compat> parse_compat(std::string_view compat_json, std::string_view releases_json) {
-  Compat c;
-  try {
-    json j = json::parse(compat_json);
-    c.version_rule_source = str(j.at("version_rule"), "source");
-    for (const auto& r : j.at("frameworks")) {
-      FrameworkRow row{str(r, "framework"),
-                       str(r, "min"),
-                       str(r, "max"),
-                       str(r, "cudnn"),
-                       r.at("cuda").get<std::vector<int>>(),
-                       str(r, "cuda_version"),
-                       str(r, "pin"),
-                       str(r, "source")};
-      if (row.framework.empty() || row.min.empty() || row.max.empty() || row.cudnn.empty() ||
-          row.source.empty()) {
-        return fail(ErrorCode::usage, "compat.json: a framework row lacks a field or its source");
-      }
-      c.frameworks.push_back(std::move(row));
+const ReleaseRow* Compat::release(std::string_view label) const {
+  for (const auto& r : releases) {
+    if (r.label == label) {
+      return &r;
     }
-    for (const auto& r : j.at("driver_minimum")) {
-      c.drivers.push_back({r.at("cuda_major").get<int>(), str(r, "linux"), str(r, "source")});
-    }
-    for (const auto& r : j.at("compute_capability")) {
-      CcRow row{str(r, "cudnn_min"), std::nullopt,
-                r.at("supported").get<std::vector<std::string>>(), str(r, "source")};
-      if (r.contains("cudnn_max") && r.at("cudnn_max").is_string()) {
-        row.cudnn_max = r.at("cudnn_max").get<std::string>();
-      }
-      c.compute.push_back(std::move(row));
-    }
-    for (const auto& r : j.at("workloads")) {
-      c.workloads.push_back({str(r, "name"), r.at("aliases").get<std::vector<std::string>>(),
-                             r.at("major").get<int>(), str(r, "label"), str(r, "why"),
-                             str(r, "source")});
-    }
-  } catch (const json::exception& e) {
-    return fail(ErrorCode::usage, std::string("compat.json: ") + e.what());
   }
-  try {
-    json j = json::parse(releases_json);
-    for (const auto& r : j.at("releases")) {
-      ReleaseRow row{
-          str(r, "label"), str(r, "version"), str(r, "date"), r.value("pinned", false), {}};
-      for (const auto& [platform, cudas] : r.at("platforms").items()) {
-        for (const auto& cuda : cudas) {
-          row.platforms[platform].push_back(std::stoi(cuda.get<std::string>()));
-        }
-      }
-      c.releases.push_back(std::move(row));
+  return nullptr;
+}
+
+Result<Compat> load_compat(const std::filesystem::path& root) {
+  Compat c = builtin_compat();
+  const std::string dir = "/etc/cudnnctl/compat.d";
+  std::filesystem::path host = util::under_root(root, dir);
+  for (const auto& name : util::dir_names(host)) {
+    if (!name.ends_with(".json") || name.starts_with(".") || util::is_tmp_name(name)) {
+      continue; // README, editor backups, half-written files
     }
-  } catch (const std::exception& e) {
-    return fail(ErrorCode::usage, std::string("releases.json: ") + e.what());
+    std::string shown = dir + "/" + name;
+    auto text = util::read_file(host / name, 4u << 20);
+    if (!text) {
+      return fail(ErrorCode::usage, "compat overlay " + shown + ": " + text.error().message);
+    }
+    TRY(apply_overlay(c, *text, shown));
   }
-  std::stable_sort(c.releases.begin(), c.releases.end(), [](const auto& a, const auto& b) {
-    return compare_versions(a.version, b.version) < 0;
-  });
   return c;
 }
 

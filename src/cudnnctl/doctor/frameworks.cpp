@@ -113,10 +113,17 @@ std::optional<Framework> find_torch(const RootFs& rootfs, const std::string& sit
     }
   }
   if (!f.expected && !f.version.empty()) {
-    if (const auto* row = compat.framework("torch", f.version)) {
-      f.expected = row->cudnn;
-      f.expected_source = "torch " + row->min + "-" + row->max + " wheels pin " + row->pin +
-                          " (manifests/compat.json: " + row->source + ")";
+    if (const auto* row = compat.build("torch", f.version)) {
+      // The wheel's CUDA (torch/version.py) picks the variant; else what PyPI ships.
+      const BuildVariant* v = f.cuda ? row->variant_for_cuda(*f.cuda) : nullptr;
+      v = v ? v : row->pypi_variant();
+      if (v) {
+        f.expected = v->cudnn;
+        f.expected_source = "torch " + row->versions_text + " " +
+                            (v->wheel.empty() ? "CUDA " + v->cuda : v->wheel) +
+                            " wheels are built against cuDNN " + v->cudnn +
+                            " (manifests/compat.json: " + row->source + ")";
+      }
     }
   }
   expect_major_from_needed(f);
@@ -164,12 +171,13 @@ std::optional<Framework> find_tensorflow(const RootFs& rootfs, const std::string
   }
   f.cuda = build_info_value(*text, "cuda_version");
   auto cudnn = build_info_value(*text, "cudnn_version");
-  const auto* row = f.version.empty() ? nullptr : compat.framework("tensorflow", f.version);
-  if (row && (!cudnn || version_rule_ok(*cudnn, row->cudnn))) {
-    f.expected = row->cudnn;
-    f.expected_source = "TensorFlow " + f.version + " tested configuration cuDNN " + row->cudnn +
-                        " / CUDA " + row->cuda_version + " (manifests/compat.json: " + row->source +
-                        ")";
+  const auto* row = f.version.empty() ? nullptr : compat.build("tensorflow", f.version);
+  const BuildVariant* tv = row && f.cuda ? row->variant_for_cuda(*f.cuda) : nullptr;
+  tv = tv ? tv : (row ? &row->variants.front() : nullptr);
+  if (tv && (!cudnn || version_rule_ok(*cudnn, tv->cudnn))) {
+    f.expected = tv->cudnn;
+    f.expected_source = "TensorFlow " + f.version + " tested configuration cuDNN " + tv->cudnn +
+                        " / CUDA " + tv->cuda + " (manifests/compat.json: " + row->source + ")";
   } else if (cudnn) {
     f.expected = *cudnn;
     f.expected_source = "'cudnn_version': '" + *cudnn + "' in " + info.string();

@@ -1,196 +1,307 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor/recommend.hpp"
-
-#include "doctor/libdir.hpp"
+// recommend(): one release if one serves everything, else a set of slots, else the conflict;
+// then the rejections grouped by reason, the recalled builds, what pip installs bring, the
+// workload hint with the guide's claims checked against the data, and the constraints used.
+#include "doctor/recommend_impl.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <cmath>
+#include <map>
 #include <set>
-#include <tuple>
 
 namespace cudnnctl::doctor {
 
-using nlohmann::json;
+using namespace detail;
 
 namespace {
 
-std::string join_ints(const std::vector<int>& v, const char* sep) {
-  std::vector<std::string> s;
-  for (int i : v) {
-    s.push_back(std::to_string(i));
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) {
+    v.push_back(s);
   }
-  return util::join(s, sep);
 }
 
-// "8.9.2.26" -> "cuDNN 8.x with minor >= 9".
-std::string rule_text(const std::string& built) {
-  auto parts = util::split(built, '.');
-  if (parts.size() < 2) {
-    return "cuDNN " + parts[0] + ".x";
+// All reasons of `r` (per CUDA variant where they differ), its one-line summary and kind.
+Rejection reject(const ReleaseRow& r, const RecommendInput& in, const Compat& compat) {
+  Rejection rej{r.label, r.version, {}, "", ""};
+  const Active all = all_active(in);
+  std::vector<std::pair<int, std::vector<Violation>>> per;
+  for (int cuda : cudas_of(r)) {
+    per.emplace_back(cuda, evaluate(r, cuda, in, compat, all));
   }
-  return "cuDNN " + parts[0] + ".x with minor >= " + parts[1];
-}
-
-std::string fw_name(const std::pair<std::string, std::string>& f) {
-  return f.first + " " + f.second;
-}
-
-struct Ranked {
-  Candidate c;
-  std::tuple<int, int, int, int, int, int> key; // larger is better
-};
-
-int workload_score(const WorkloadRow* w, const ReleaseRow& r) {
-  if (!w) {
-    return 0;
+  for (const auto& [cuda, v] : per) {
+    for (const auto& x : v) {
+      bool common = std::all_of(per.begin(), per.end(), [&](const auto& o) {
+        return std::any_of(o.second.begin(), o.second.end(),
+                           [&](const Violation& y) { return y.text == x.text; });
+      });
+      add_unique(rej.reasons, common ? x.text : "CUDA " + std::to_string(cuda) + ": " + x.text);
+    }
   }
-  if (!w->label.empty() && r.label == w->label) {
-    return 3;
+  if (per.empty()) {
+    rej.reasons.push_back("no build for any platform");
   }
-  if (!w->label.empty() && version3(r.version) == w->label) {
-    return 2;
-  }
-  return compare_versions(r.version, std::to_string(w->major)) >= 0 &&
-                 r.version.starts_with(std::to_string(w->major) + ".")
-             ? 1
-             : 0;
-}
-
-int variant_score(const RecommendInput& in, int cuda) {
-  if (in.cuda_major || in.driver) {
-    return cuda; // the toolkit fixes it; else the newest the driver runs
-  }
-  return cuda == 12 ? 3 : (cuda == 13 ? 2 : 1);
-}
-
-} // namespace
-
-Result<std::pair<std::string, std::string>> parse_framework_spec(std::string_view spec,
-                                                                 const Compat& compat) {
-  std::string s(util::trim(spec));
-  size_t at = s.find("==");
-  size_t skip = 2;
-  if (at == std::string::npos) {
-    at = s.find_first_of("=@");
-    skip = 1;
-  }
-  std::set<std::string> known;
-  std::string listing;
-  for (const auto& row : compat.frameworks) {
-    listing += (listing.empty() ? "" : ", ") + row.framework + " " + row.min +
-               (row.min == row.max ? "" : "-" + row.max);
-  }
-  if (at == std::string::npos || at == 0 || at + skip >= s.size()) {
-    return fail(ErrorCode::usage, "--framework wants NAME==VERSION (e.g. torch==2.3.1), got \"" +
-                                      s + "\"; known: " + listing);
-  }
-  std::string name = canonical_framework(s.substr(0, at));
-  std::string version(util::trim(s.substr(at + skip)));
-  if (!compat.framework(name, version)) {
-    return fail(ErrorCode::usage, "no compatibility data for " + name + " " + version +
-                                      " (manifests/compat.json knows: " + listing + ")");
-  }
-  return std::make_pair(name, version);
-}
-
-namespace {
-
-// violations() with the framework rows already looked up (nullptr: no data).
-std::vector<std::string> violations_with(const ReleaseRow& r, int cuda, const RecommendInput& in,
-                                         const Compat& compat,
-                                         const std::vector<const FrameworkRow*>& rows) {
-  std::vector<std::string> out;
   auto plat = r.platforms.find(in.platform);
   if (plat == r.platforms.end()) {
-    out.push_back("no " + in.platform + " build");
-    return out;
+    rej.summary = "no " + in.platform + " build";
+    rej.kind = "platform";
+    return rej;
   }
-  if (std::find(plat->second.begin(), plat->second.end(), cuda) == plat->second.end()) {
-    out.push_back("no CUDA " + std::to_string(cuda) + " build for " + in.platform);
-    return out;
+  const auto& here = plat->second;
+  if (in.cuda_major && std::find(here.begin(), here.end(), *in.cuda_major) == here.end()) {
+    rej.summary = "no CUDA " + std::to_string(*in.cuda_major) + " build";
+    rej.kind = "toolkit";
+    return rej;
   }
-  for (size_t i = 0; i < in.frameworks.size(); ++i) {
-    const auto& f = in.frameworks[i];
-    const FrameworkRow* row = rows[i];
-    if (!row) {
-      out.push_back("no compatibility data for " + fw_name(f));
-      continue;
-    }
-    if (!version_rule_ok(row->cudnn, r.version)) {
-      out.push_back(fw_name(f) + " needs " + rule_text(row->cudnn) + " (built against " +
-                    row->cudnn + ")");
-    }
-    if (std::find(row->cuda.begin(), row->cuda.end(), cuda) == row->cuda.end()) {
-      out.push_back(fw_name(f) + " is built for CUDA " + join_ints(row->cuda, " or ") +
-                    ", not CUDA " + std::to_string(cuda));
-    }
+  std::vector<int> considered = in.cuda_major ? std::vector<int>{*in.cuda_major} : here;
+  std::vector<std::vector<Violation>> vs;
+  for (int cuda : considered) {
+    auto v = evaluate(r, cuda, in, compat, all);
+    std::erase_if(v, [](const Violation& x) { return x.kind == "toolkit"; });
+    vs.push_back(std::move(v));
   }
-  if (in.cuda_major && *in.cuda_major != cuda) {
-    out.push_back("the CUDA toolkit is " + std::to_string(*in.cuda_major) + " (" + in.cuda_source +
-                  "), not CUDA " + std::to_string(cuda));
-  }
-  if (in.driver) {
-    const DriverRow* d = compat.driver_minimum(cuda);
-    if (d && compare_versions(*in.driver, d->linux_min) < 0) {
-      out.push_back("CUDA " + std::to_string(cuda) + " builds need driver >= " + d->linux_min +
-                    ", this one is " + *in.driver);
+  std::vector<std::string> common;
+  for (const auto& x : vs.front()) {
+    bool everywhere = std::all_of(vs.begin(), vs.end(), [&](const auto& o) {
+      return std::any_of(o.begin(), o.end(), [&](const Violation& y) { return y.text == x.text; });
+    });
+    if (everywhere) {
+      common.push_back(x.text);
+      rej.kind = rej.kind.empty() ? x.kind : rej.kind;
     }
   }
-  if (in.compute_capability) {
-    auto ok = compat.supports_cc(r.version, *in.compute_capability);
-    if (!ok) {
-      out.push_back("no support matrix known for " + r.label + " (compute capability " +
-                    *in.compute_capability + " unconfirmed)");
-    } else if (!*ok) {
-      out.push_back("compute capability " + *in.compute_capability + " is not supported by " +
-                    r.label);
-    }
-  }
-  return out;
-}
-
-std::vector<const FrameworkRow*> rows_of(const RecommendInput& in, const Compat& compat) {
-  std::vector<const FrameworkRow*> rows;
-  for (const auto& f : in.frameworks) {
-    rows.push_back(compat.framework(f.first, f.second));
-  }
-  return rows;
-}
-
-} // namespace
-
-std::vector<std::string> violations(const ReleaseRow& r, int cuda, const RecommendInput& in,
-                                    const Compat& compat) {
-  return violations_with(r, cuda, in, compat, rows_of(in, compat));
-}
-
-Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat) {
-  Recommendation rec;
-  const WorkloadRow* w = nullptr;
-  if (in.workload) {
-    w = compat.workload(*in.workload);
-    if (!w) {
-      std::vector<std::string> names;
-      for (const auto& row : compat.workloads) {
-        names.push_back(row.name + " (" + util::join(row.aliases, ", ") + ")");
+  if (common.empty() && vs.size() > 1) {
+    // Variants the framework has no build for say nothing about the release: leave them out
+    // when the others agree ("needs cuDNN 8.x, not 9.x" for 9.12's CUDA 12 and 13 builds).
+    std::vector<const std::vector<Violation>*> telling;
+    for (const auto& v : vs) {
+      bool only_cuda = std::all_of(v.begin(), v.end(),
+                                   [](const Violation& x) { return x.kind == "framework-cuda"; });
+      if (!only_cuda) {
+        telling.push_back(&v);
       }
-      return fail(ErrorCode::usage,
-                  "unknown workload \"" + *in.workload + "\"; known: " + util::join(names, "; "));
+    }
+    for (const auto& x : telling.empty() ? std::vector<Violation>{} : *telling.front()) {
+      bool everywhere = std::all_of(telling.begin(), telling.end(), [&](const auto* o) {
+        return std::any_of(o->begin(), o->end(),
+                           [&](const Violation& y) { return y.text == x.text; });
+      });
+      if (everywhere) {
+        common.push_back(x.text);
+        rej.kind = rej.kind.empty() ? x.kind : rej.kind;
+      }
     }
   }
-  rec.constraints.push_back({"a " + in.platform + " build (this platform)", "host"});
-  std::vector<std::string> pins;
-  for (const auto& f : in.frameworks) {
-    const FrameworkRow* row = compat.framework(f.first, f.second);
-    if (!row) {
-      return fail(ErrorCode::usage, "no compatibility data for " + fw_name(f));
+  if (!common.empty()) {
+    rej.summary = util::join(common, "; ");
+    return rej;
+  }
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < considered.size(); ++i) {
+    if (!vs[i].empty()) {
+      parts.push_back("CUDA " + std::to_string(considered[i]) + ": " + vs[i].front().text);
+      rej.kind = rej.kind.empty() ? vs[i].front().kind : rej.kind;
     }
-    rec.constraints.push_back({fw_name(f) + ": " + rule_text(row->cudnn) + " (built against " +
-                                   row->cudnn + "), CUDA " + join_ints(row->cuda, " or "),
-                               row->source});
-    if (util::split(row->cudnn, '.').size() >= 3) {
-      pins.push_back(version3(row->cudnn));
+  }
+  rej.summary = util::join(parts, "; ");
+  return rej;
+}
+
+std::string toolkit_hint(const std::vector<const ReleaseRow*>& releases, const RecommendInput& in,
+                         const Compat& compat) {
+  std::map<int, int> count;
+  for (const auto* r : releases) {
+    auto p = r->platforms.find(in.platform);
+    for (int c : p == r->platforms.end() ? std::vector<int>{} : p->second) {
+      count[c]++;
+    }
+  }
+  std::vector<std::pair<int, int>> by(count.begin(), count.end());
+  std::stable_sort(by.begin(), by.end(), [](auto a, auto b) { return a.second > b.second; });
+  for (const auto& [m, n] : by) {
+    RecommendInput other = in;
+    other.cuda_major = m;
+    if (solvable(other, compat, all_active(other))) {
+      return "try --cuda " + std::to_string(m) + " with a CUDA " + std::to_string(m) + " toolkit";
+    }
+  }
+  return by.empty() ? "" : "they are built for CUDA " + std::to_string(by.front().first);
+}
+
+void add_rejections(Recommendation& rec, const RecommendInput& in, const Compat& compat,
+                    const std::vector<std::vector<size_t>>& groups) {
+  std::vector<std::pair<const ReleaseRow*, Rejection>> rejected;
+  for (const auto& r : compat.releases) {
+    bool usable = false;
+    for (const auto& g : groups) {
+      Active a = all_active(in);
+      a.needs = g;
+      for (int cuda : cudas_of(r)) {
+        usable = usable || evaluate(r, cuda, in, compat, a).empty();
+      }
+    }
+    if (!usable) {
+      rejected.emplace_back(&r, reject(r, in, compat));
+    }
+  }
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> by_summary;
+  for (size_t i = 0; i < rejected.size(); ++i) {
+    const auto& s = rejected[i].second.summary;
+    if (!by_summary.count(s)) {
+      order.push_back(s);
+    }
+    by_summary[s].push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return by_summary[a].size() > by_summary[b].size();
+  });
+  for (const auto& s : order) {
+    RejectionGroup g{s, "", rejected[by_summary[s].front()].second.kind, {}};
+    std::vector<const ReleaseRow*> rows;
+    for (size_t i : by_summary[s]) {
+      g.labels.push_back(rejected[i].second.label);
+      rows.push_back(rejected[i].first);
+    }
+    if (g.kind == "toolkit") {
+      g.hint = toolkit_hint(rows, in, compat);
+    } else if (g.kind == "driver") {
+      g.hint = "update the driver, or use builds for an older CUDA major";
+    }
+    rec.groups.push_back(std::move(g));
+  }
+  for (auto& [r, rej] : rejected) {
+    rec.rejected.push_back(std::move(rej));
+  }
+}
+
+void add_recalled(Recommendation& rec, const RecommendInput& in, const Compat& compat) {
+  if (!in.recalls) {
+    return;
+  }
+  for (const auto& r : compat.releases) {
+    auto p = r.platforms.find(in.platform);
+    for (int cuda : p == r.platforms.end() ? std::vector<int>{} : p->second) {
+      if (const auto* hit = in.recalls->find_recall(r.version, cuda)) {
+        rec.recalled.push_back({r.label, r.version, cuda, hit->reason, hit->url, hit->list});
+      }
+    }
+  }
+}
+
+void add_bundles(Recommendation& rec, const RecommendInput& in) {
+  for (const auto& n : in.frameworks) {
+    BundleNote b;
+    b.framework = n.label();
+    b.bundled = n.bundles();
+    b.system_for = n.info->system_for;
+    b.source = n.info->bundle_source;
+    std::string pin;
+    if (n.rows.size() == 1) {
+      const BuildVariant* v = n.rows.front()->pypi_variant();
+      for (const auto& x : n.rows.front()->variants) {
+        v = n.req.local && x.wheel == *n.req.local ? &x : v;
+      }
+      pin = v ? v->pip : "";
+    }
+    std::string extras = n.req.extras.empty() ? "" : " [" + util::join(n.req.extras, ",") + "]";
+    b.text = b.bundled ? b.framework + extras + " installed with pip brings its own cuDNN" +
+                             (pin.empty() ? "" : " (" + pin + ")") + ": " + n.info->bundle_text
+                       : b.framework + extras + ": " + n.info->bundle_text;
+    rec.bundles.push_back(std::move(b));
+    for (const auto* row : n.rows) {
+      add_unique(rec.notes, row->note.empty() ? "" : n.label() + ": " + row->note);
+    }
+  }
+}
+
+ClaimCheck check_claim(const Claim& claim, const RecommendInput& in, const Compat& compat) {
+  ClaimCheck c{claim.text, "not measured by cudnnctl (no benchmark data ships with it)",
+               "not measured"};
+  if (claim.sizes.size() != 2 || !claim.percent) {
+    return c;
+  }
+  const ReleaseRow* a = compat.release(claim.sizes[0]);
+  const ReleaseRow* b = compat.release(claim.sizes[1]);
+  std::string platform = in.platform;
+  int cuda = in.cuda_major.value_or(12);
+  auto sizes = [&](const std::string& p, int cu) {
+    const Archive* x = a ? a->archive(p, cu) : nullptr;
+    const Archive* y = b ? b->archive(p, cu) : nullptr;
+    return std::make_pair(x, y);
+  };
+  auto found = sizes(platform, cuda);
+  if (!found.first || !found.second) {
+    platform = "linux-x86_64";
+    cuda = 12;
+    found = sizes(platform, cuda);
+  }
+  const Archive* x = found.first;
+  const Archive* y = found.second;
+  if (!x || !y) {
+    c.data = "the manifests cudnnctl knows have no common build of " + claim.sizes[0] + " and " +
+             claim.sizes[1] + " to compare";
+    return c;
+  }
+  double pct = (static_cast<double>(x->size) - static_cast<double>(y->size)) /
+               static_cast<double>(y->size) * 100.0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", std::fabs(pct));
+  c.data = "the manifests: " + claim.sizes[0] + "'s CUDA " + std::to_string(cuda) +
+           " archive for " + platform + " is " + size_text(x->size) + ", " + claim.sizes[1] +
+           "'s " + size_text(y->size) + ": " + claim.sizes[0] + " is " + buf + " % " +
+           (pct >= 0 ? "larger" : "smaller");
+  if ((pct >= 0) != (*claim.percent >= 0)) {
+    c.verdict = "the reverse of the claim";
+  } else {
+    c.verdict = std::fabs(pct - *claim.percent) <= 5.0 ? "agrees" : "differs";
+  }
+  return c;
+}
+
+void add_hint(Recommendation& rec, const RecommendInput& in, const Compat& compat,
+              const WorkloadRow* w) {
+  if (!w) {
+    return;
+  }
+  WorkloadHint h{w->name, w->guide, w->source, false, {}};
+  const Candidate* top = rec.recommended();
+  h.ranked = top && std::any_of(top->why.begin(), top->why.end(), [](const std::string& s) {
+               return s.starts_with("hint for --workload");
+             });
+  for (const auto& claim : w->claims) {
+    h.claims.push_back(check_claim(claim, in, compat));
+  }
+  rec.hint = std::move(h);
+}
+
+void add_constraints(Recommendation& rec, const RecommendInput& in, const Compat& compat) {
+  rec.constraints.push_back({"a " + in.platform + " build (this platform)", "host"});
+  std::set<std::string> rules_seen;
+  for (const auto& n : in.frameworks) {
+    // "cu118, cu121: cuDNN 9.x with minor >= 1 (9.1.0.70)": builds with one rule together.
+    std::vector<std::string> rules, sources;
+    std::map<std::string, std::vector<std::string>> tags;
+    for (const auto& b : n.builds()) {
+      const BuildVariant& v = *b.variant;
+      std::string rule = b.check == Check::optional
+                             ? "cuDNN optional"
+                             : rule_text(v.cudnn, b.check) + " (" + v.cudnn + ")";
+      add_unique(rules, rule);
+      add_unique(tags[rule], v.wheel.empty() ? "CUDA " + v.cuda : v.wheel);
+      add_unique(sources,
+                 b.row->source + (b.row->origin == "built-in" ? "" : " [" + b.row->origin + "]"));
+    }
+    std::vector<std::string> builds;
+    for (const auto& rule : rules) {
+      builds.push_back(util::join(tags[rule], ", ") + ": " + rule);
+    }
+    rec.constraints.push_back(
+        {n.label() + " builds: " + util::join(builds, "; "), util::join(sources, " | ")});
+    if (rules_seen.insert(n.info->name).second) {
+      rec.constraints.push_back(
+          {n.info->display + ": " + n.info->check_text, n.info->check_source});
     }
   }
   if (!in.frameworks.empty()) {
@@ -218,173 +329,101 @@ Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat)
                                  row.source});
     }
   }
+  if (in.recalls && !in.recalls->recalls().empty()) {
+    rec.constraints.push_back({"not recalled (" + std::to_string(in.recalls->recalls().size()) +
+                                   " recall(s) in signed lists)",
+                               "/etc/cudnnctl/recalls.d"});
+  }
+  if (in.require_pin) {
+    rec.constraints.push_back(
+        {"a pinned manifest (--require-pin)", "manifests/pins.sha256 and /etc/cudnnctl/pins.d"});
+  }
   rec.constraints.push_back({"a release cudnnctl knows (" + std::to_string(compat.releases.size()) +
                                  " in manifests/releases.json)",
                              "scripts/gen-releases.py over NVIDIA's redistrib manifests"});
+}
 
-  const auto rows = rows_of(in, compat);
-  std::vector<Ranked> ok;
-  for (const auto& r : compat.releases) {
-    std::set<int> cudas;
-    for (const auto& [p, c] : r.platforms) {
-      cudas.insert(c.begin(), c.end());
-    }
-    std::vector<std::pair<int, std::vector<std::string>>> per_variant;
-    for (int cuda : cudas) {
-      auto v = violations_with(r, cuda, in, compat, rows);
-      if (!v.empty()) {
-        per_variant.emplace_back(cuda, std::move(v));
-      } else {
-        Candidate c{r.label, r.version, cuda, r.pinned, {}};
-        int ws = workload_score(w, r);
-        if (w && ws > 0) {
-          c.why.push_back(w->why);
-        }
-        int ps = std::count(pins.begin(), pins.end(), version3(r.version));
-        if (ps) {
-          c.why.push_back("the exact cuDNN the framework wheel pins");
-        }
-        if (r.pinned) {
-          c.why.push_back("its manifest is pinned in cudnnctl");
-        }
-        int labels = static_cast<int>(util::split(r.label, '.').size());
-        ok.push_back({c, {ws, ps, r.pinned ? 1 : 0, 0, variant_score(in, cuda), -labels}});
-      }
-    }
-    // Reasons every variant shares are said once; the others per CUDA variant.
-    std::vector<std::string> reasons;
-    for (const auto& [cuda, v] : per_variant) {
-      for (const auto& why : v) {
-        bool common =
-            per_variant.size() == cudas.size() &&
-            std::all_of(per_variant.begin(), per_variant.end(), [&](const auto& pv) {
-              return std::find(pv.second.begin(), pv.second.end(), why) != pv.second.end();
-            });
-        std::string s = common ? why : "CUDA " + std::to_string(cuda) + ": " + why;
-        if (std::find(reasons.begin(), reasons.end(), s) == reasons.end()) {
-          reasons.push_back(s);
-        }
-      }
-    }
-    if (cudas.empty()) {
-      reasons.push_back("no build for any platform");
-    }
-    bool any =
-        std::any_of(ok.begin(), ok.end(), [&](const Ranked& x) { return x.c.label == r.label; });
-    if (!any) {
-      rec.rejected.push_back({r.label, r.version, reasons});
-    }
-  }
-  // Newer first within equal soft scores: releases are ascending, so a stable sort on the key
-  // with the release index as the 4th component.
-  for (size_t i = 0; i < ok.size(); ++i) {
-    for (size_t j = 0; j < compat.releases.size(); ++j) {
-      if (compat.releases[j].label == ok[i].c.label) {
-        std::get<3>(ok[i].key) = static_cast<int>(j);
-      }
-    }
-  }
-  std::vector<size_t> order(ok.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return ok[a].key > ok[b].key; });
+void add_preferences(Recommendation& rec, const RecommendInput& in, const WorkloadRow* w) {
+  const Candidate* top = rec.recommended();
+  auto has = [&](const char* prefix) {
+    return top && std::any_of(top->why.begin(), top->why.end(),
+                              [&](const std::string& s) { return s.starts_with(prefix); });
+  };
   if (w) {
     rec.preferences.push_back(
-        {"workload " + w->name + ": " + w->why +
+        {"hint for --workload " + w->name + ": " + w->guide +
              (w->label.empty() ? " (newest " + std::to_string(w->major) + ".x)"
                                : " (" + w->label + ")"),
-         w->source, !ok.empty() && std::get<0>(ok[order.front()].key) > 0});
+         w->source, has("hint for --workload")});
   }
-  if (!pins.empty()) {
-    rec.preferences.push_back(
-        {"the exact version the framework wheels pin (" + util::join(pins, ", ") + ")",
-         "manifests/compat.json", !ok.empty() && std::get<1>(ok[order.front()].key) > 0});
+  if (!in.frameworks.empty()) {
+    rec.preferences.push_back({"the exact cuDNN a framework build was made with",
+                               "manifests/compat.json", has("the exact cuDNN")});
   }
-  rec.preferences.push_back({"a release whose manifest hash is pinned in cudnnctl",
-                             "manifests/pins.sha256", !ok.empty() && ok[order.front()].c.pinned});
-  rec.preferences.push_back({"the newest release", "manifests/releases.json", true});
+  rec.preferences.push_back(
+      {"the newest release", "manifests/releases.json", has("the newest release")});
   if (!in.cuda_major && !in.driver) {
     rec.preferences.push_back({"CUDA 12 when neither toolkit nor driver is known (CUDA 12 builds "
                                "run on drivers >= 525.60.13; most framework builds use CUDA 12)",
-                               "manifests/compat.json",
-                               !ok.empty() && ok[order.front()].c.cuda == 12});
+                               "manifests/compat.json", top && top->cuda == 12});
   }
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0) {
-      rec.recommended = std::move(ok[order[i]].c);
-    } else {
-      rec.alternatives.push_back(std::move(ok[order[i]].c));
+  rec.preferences.push_back({"of the labels of one archive, a pinned one (8.9.7.29 for 8.9.7's "
+                             "CUDA 12 archive)",
+                             "manifests/pins.sha256", top && top->pinned});
+}
+
+} // namespace
+
+Result<Recommendation> recommend(const RecommendInput& in, const Compat& compat) {
+  Recommendation rec;
+  const WorkloadRow* w = nullptr;
+  if (in.workload) {
+    w = compat.workload(*in.workload);
+    if (!w) {
+      std::vector<std::string> names;
+      for (const auto& row : compat.workloads) {
+        names.push_back(row.name + " (" + util::join(row.aliases, ", ") + ")");
+      }
+      return fail(ErrorCode::usage,
+                  "unknown workload \"" + *in.workload + "\"; known: " + util::join(names, "; "));
     }
   }
+  add_constraints(rec, in, compat);
+  add_bundles(rec, in);
+  const Active all = all_active(in);
+  std::vector<std::vector<size_t>> groups;
+  auto pairs = feasible(in, compat, all);
+  if (!pairs.empty()) {
+    auto cands = rank(pairs, in, compat, all.needs);
+    Slot s;
+    s.cudnn_major = major_of(cands.front().version);
+    s.cuda = cands.front().cuda;
+    s.chosen = cands.front();
+    for (const auto& n : in.frameworks) {
+      s.frameworks.push_back(n.label());
+    }
+    rec.alternatives.assign(cands.begin() + 1, cands.end());
+    rec.slots.push_back(std::move(s));
+    groups.push_back(all.needs);
+  } else if (in.frameworks.size() > 1) {
+    if (auto set = solve_sets(in, compat, all)) {
+      rec.slots = std::move(set->slots);
+      groups = std::move(set->groups);
+    }
+  }
+  if (rec.slots.empty()) {
+    rec.conflict = explain_conflict(in, compat);
+  }
+  for (size_t i = 0; i < rec.slots.size(); ++i) {
+    auto& s = rec.slots[i];
+    s.command = "cudnnctl install " + s.chosen.label + " --cuda " + std::to_string(s.chosen.cuda) +
+                (i ? " --alongside" : "");
+  }
+  add_rejections(rec, in, compat, groups);
+  add_recalled(rec, in, compat);
+  add_hint(rec, in, compat, w);
+  add_preferences(rec, in, w);
   return rec;
-}
-
-json to_json(const Recommendation& rec) {
-  auto cand = [](const Candidate& c) {
-    return json{{"label", c.label},
-                {"version", c.version},
-                {"cuda", c.cuda},
-                {"pinned", c.pinned},
-                {"why", c.why}};
-  };
-  json alts = json::array(), rej = json::array(), cons = json::array(), prefs = json::array();
-  for (const auto& c : rec.alternatives) {
-    alts.push_back(cand(c));
-  }
-  for (const auto& r : rec.rejected) {
-    rej.push_back({{"label", r.label}, {"version", r.version}, {"reasons", r.reasons}});
-  }
-  for (const auto& c : rec.constraints) {
-    cons.push_back({{"what", c.what}, {"source", c.source}});
-  }
-  for (const auto& p : rec.preferences) {
-    prefs.push_back({{"what", p.what}, {"source", p.source}, {"met", p.met}});
-  }
-  return json{{"recommended", rec.recommended ? cand(*rec.recommended) : json(nullptr)},
-              {"alternatives", alts},
-              {"rejected", rej},
-              {"constraints", cons},
-              {"preferences", prefs}};
-}
-
-std::vector<std::string> render_recommendation(const Recommendation& rec,
-                                               const RecommendInput& in) {
-  std::vector<std::string> out;
-  out.push_back("Hard constraints (a release that violates one is never recommended):");
-  for (const auto& c : rec.constraints) {
-    out.push_back("  - " + c.what + "  [" + c.source + "]");
-  }
-  out.push_back("Soft preferences (used only to rank releases that meet every hard constraint):");
-  for (const auto& p : rec.preferences) {
-    out.push_back("  - " + p.what + (p.met ? "" : "  (not met)") + "  [" + p.source + "]");
-  }
-  out.push_back("");
-  if (rec.recommended) {
-    const auto& r = *rec.recommended;
-    out.push_back("Recommended: cuDNN " + r.label + " (" + r.version + ") for CUDA " +
-                  std::to_string(r.cuda) + " on " + in.platform);
-    out.push_back("  install: cudnnctl install " + r.label + " --cuda " + std::to_string(r.cuda));
-    for (const auto& w : r.why) {
-      out.push_back("  why: " + w);
-    }
-  } else {
-    out.push_back("Recommended: none: no known release meets every hard constraint (see below)");
-  }
-  out.push_back("");
-  out.push_back("Alternatives that also meet every hard constraint (" +
-                std::to_string(rec.alternatives.size()) + "):");
-  for (const auto& c : rec.alternatives) {
-    out.push_back("  " + c.label + " (" + c.version + ") CUDA " + std::to_string(c.cuda) +
-                  (c.pinned ? ", pinned" : ""));
-  }
-  out.push_back("");
-  out.push_back("Rejected (" + std::to_string(rec.rejected.size()) + "):");
-  for (const auto& r : rec.rejected) {
-    out.push_back("  " + r.label + " (" + r.version + "): " + util::join(r.reasons, "; "));
-  }
-  return out;
 }
 
 } // namespace cudnnctl::doctor

@@ -55,8 +55,10 @@ Status CurlHandle::prepare(const std::string& url, const Options& options, uint6
       static_cast<long>(
           std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout).count()));
   // A stalled transfer (below low_speed_limit for low_speed_time) ends with
-  // CURLE_OPERATION_TIMEDOUT, which we retry with resume. No total timeout: archives are
-  // large and links slow.
+  // CURLE_OPERATION_TIMEDOUT, which we retry with resume. No total timeout for archives: they
+  // are large and links slow.
+  // Only when the caller set a deadline (manifests); 0 clears one left by an earlier transfer.
+  CUDNNCTL_SETOPT(check, h, CURLOPT_TIMEOUT_MS, static_cast<long>(options.attempt_timeout.count()));
   CUDNNCTL_SETOPT(check, h, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
   CUDNNCTL_SETOPT(check, h, CURLOPT_LOW_SPEED_TIME,
                   static_cast<long>(options.low_speed_time.count()));

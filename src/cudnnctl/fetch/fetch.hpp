@@ -35,6 +35,12 @@ struct Options {
   long low_speed_limit = 1024;             // bytes/s ...
   std::chrono::seconds low_speed_time{30}; // ... for this long = stalled
   int max_redirects = 5;                   // redirects only to http(s); https -> http refused
+  // The most one URL may take, every attempt and backoff included (0 = no limit). For small
+  // files (manifests): a mirror that trickles bytes just above low_speed_limit would
+  // otherwise hold the command for as long as max_size takes at that rate.
+  std::chrono::seconds url_deadline{0};
+  // CURLOPT_TIMEOUT_MS of one attempt (0 = none); set per attempt from url_deadline.
+  std::chrono::milliseconds attempt_timeout{0};
   // Progress for the user (done, total or 0 when unknown); may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
   // Injected sleep for backoff (tests); default std::this_thread::sleep_for.

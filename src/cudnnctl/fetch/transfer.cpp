@@ -5,6 +5,8 @@
 #include "fetch/curl_handle.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -158,8 +160,25 @@ Result<Verdict> try_url(CurlHandle& curl, const std::string& url, const Options&
   const int attempts = std::max(options.attempts_per_mirror, 1);
   bool free_restart = true;
   Verdict verdict;
+  using Clock = std::chrono::steady_clock;
+  const bool limited = options.url_deadline.count() > 0;
+  const auto deadline = Clock::now() + options.url_deadline;
+  Options timed = options;
+  auto remaining = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  };
   for (int attempt = 1; attempt <= attempts;) {
-    TRY_ASSIGN(AttemptReport report, run_attempt(curl, url, options, target));
+    if (limited) {
+      if (remaining().count() <= 0) {
+        verdict.next = Next::fail;
+        verdict.reason = "no complete answer within " +
+                         std::to_string(options.url_deadline.count()) + " s (" + verdict.reason +
+                         "); gave up on this mirror";
+        return verdict;
+      }
+      timed.attempt_timeout = remaining();
+    }
+    TRY_ASSIGN(AttemptReport report, run_attempt(curl, url, timed, target));
     verdict = judge_attempt(report);
     switch (verdict.next) {
     case Next::done:
@@ -182,8 +201,11 @@ Result<Verdict> try_url(CurlHandle& curl, const std::string& url, const Options&
       }
       {
         const double unit = options.random ? options.random() : default_random();
-        const auto delay = backoff_delay(attempt, options.backoff_base, options.backoff_max,
-                                         verdict.retry_after, unit);
+        auto delay = backoff_delay(attempt, options.backoff_base, options.backoff_max,
+                                   verdict.retry_after, unit);
+        if (limited) {
+          delay = std::max(std::chrono::milliseconds(0), std::min(delay, remaining()));
+        }
         if (options.sleep) {
           options.sleep(delay);
         } else {

@@ -149,12 +149,16 @@ Status check_space(const Context& ctx, const AdoptPlan& plan) {
   bool same = a.st_dev == b.st_dev;
   uint64_t need_store = total + margin + (same ? total : 0);
   if (avail_store < need_store || (!same && avail_backups < total + margin)) {
-    return fail(ErrorCode::environment,
-                "not enough free space to adopt " + util::human_bytes(total) + " of cuDNN files: " +
-                    util::human_bytes(avail_store) + " free for " + store.string() +
-                    (same ? " and the backup"
-                          : ", " + util::human_bytes(avail_backups) + " for " + backups.string()) +
-                    "; nothing was changed");
+    return fail(
+        ErrorCode::environment,
+        "not enough free space to adopt " + util::human_bytes(total) +
+            " of cuDNN files: " + util::human_bytes(avail_store) + " free for " + store.string() +
+            (same ? " and the backup"
+                  : ", " + util::human_bytes(avail_backups) + " for " + backups.string()) +
+            ", but adopt needs " + util::human_bytes(need_store) +
+            (same ? " there (the store copy and the backup"
+                  : " there and " + util::human_bytes(total + margin) + " for the backup (each") +
+            " plus a margin of " + util::human_bytes(margin) + "); nothing was changed");
   }
   return {};
 }

@@ -142,6 +142,14 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail(ErrorCode::usage, "no backup file " + file.string());
   }
+  // `backup` publishes FILE.sha256 with FILE; one without it is incomplete (an interrupted
+  // backup of an earlier version) or was copied without it (issue 14, B14).
+  if (!util::exists_nofollow(file.string() + ".sha256")) {
+    return fail(ErrorCode::integrity,
+                "backup " + file.string() + " has no " + file.filename().string() +
+                    ".sha256 beside it: a complete backup has both; copy the list along with it "
+                    "(nothing was changed)");
+  }
   // Every checksum is checked before anything is written (not even the lock file).
   std::vector<std::string> warnings;
   TRY_ASSIGN(store::BackupMeta meta, store::verify_backup(file, warnings));

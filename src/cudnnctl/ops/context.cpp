@@ -2,10 +2,9 @@
 #include "ops/context.hpp"
 
 #include "gates/findings.hpp"
+#include "ops/trust.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
-
-#include <sys/stat.h>
 
 namespace cudnnctl::ops {
 
@@ -51,20 +50,15 @@ Result<Context> make_context(const GlobalOptions& options) {
   if (options.root.empty() || options.root[0] != '/') {
     return fail(ErrorCode::usage, "--root must be an absolute path, got \"" + options.root + "\"");
   }
-  // A typo in an image build must not "succeed" in a tree created elsewhere.
-  if (struct stat st; ::stat(options.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return fail(
-        ErrorCode::usage,
-        "--root " + options.root +
-            (::stat(options.root.c_str(), &st) != 0 ? " does not exist" : " is not a directory") +
-            ": nothing was done (check the path, or create the directory first)");
-  }
   if (options.prefix && (options.prefix->empty() || (*options.prefix)[0] != '/')) {
     return fail(ErrorCode::usage, "--prefix must be an absolute path inside the root, got \"" +
                                       *options.prefix + "\"");
   }
+  TRY(check_root_dir(options.root));
   TRY_ASSIGN(Config config, store::load_config(options.root));
-  return Context(options, std::move(config));
+  Context ctx(options, std::move(config));
+  TRY(check_prefix_placement(ctx.layout()));
+  return ctx;
 }
 
 Result<store::StoreView> read_store(Context& ctx) {

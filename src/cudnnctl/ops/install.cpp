@@ -119,6 +119,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
   so.extract.max_total_bytes = std::max<uint64_t>(pkg.size * 16, 16u << 20);
   so.extract.max_entry_bytes = so.extract.max_total_bytes;
+  so.extract.max_entries = archive::entry_limit(pkg.size); // issue 14, B17
   so.extract.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);
   };

@@ -8,9 +8,12 @@
 #include "manifest/version.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
+#include "util/hooks.hpp"
 #include "util/lock.hpp"
 #include "util/sha256.hpp"
+#include "util/state_file.hpp"
 #include "util/strings.hpp"
+#include "util/trust.hpp"
 #include "verify/verify.hpp"
 
 #include <algorithm>
@@ -162,16 +165,52 @@ bool verified_copy(Context& ctx, const fs::path& path, const manifest::Package& 
   return ok.has_value();
 }
 
+// Reads a file DIR serves, if it is a regular file (never through a symlink, never blocking
+// on a FIFO: DIR may be writable by others, like /tmp).
+std::optional<std::string> read_served(const fs::path& path, size_t max_size) {
+  auto text = util::read_state_file(path, max_size);
+  return text ? std::optional<std::string>(std::move(*text)) : std::nullopt;
+}
+
 // Writes `content` to `path` atomically unless it already holds exactly that. True if written.
-Result<bool> write_if_different(const fs::path& path, const std::string& content) {
-  if (util::exists_nofollow(path)) {
-    auto old = util::read_file(path, content.size() + 1);
-    if (old && *old == content) {
-      return false;
+// The temporary lives in `tmp_dir` (DIR/.cudnnctl/tmp), not beside `path`: a killed mirror
+// must not leave a file the web server offers (issue 14, B16).
+Result<bool> write_if_different(const fs::path& path, const fs::path& tmp_dir,
+                                const std::string& content) {
+  if (auto old = read_served(path, content.size() + 1); old && *old == content) {
+    return false;
+  }
+  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(path, tmp_dir, 0644));
+  TRY(file.write(content));
+  TRY(util::hook("mirror-before-publish"));
+  TRY(file.commit(util::Fsync::yes));
+  return true;
+}
+
+// Removes what an interrupted mirror left: every temporary in DIR/.cudnnctl/tmp, and (from
+// versions that wrote them beside their targets) ".redistrib_*.json.tmp.*" and
+// ".cudnnctl-pins.sha256.tmp.*" in DIR itself. Needs the mirror lock.
+void sweep_temporaries(Context& ctx, const fs::path& to, const fs::path& tmp_dir) {
+  auto ours = [](const std::string& n) {
+    return util::is_tmp_name(n) && (n.starts_with(".redistrib_") ||
+                                    n.starts_with(std::string(".") + k_mirror_pins_file + "."));
+  };
+  for (const auto& n : util::dir_names(to)) {
+    if (ours(n) && util::remove_file(to / n)) {
+      ctx.action("removed leftover " + (to / n).string());
     }
   }
-  TRY(util::write_file_atomic(path, content, 0644, util::Fsync::yes));
-  return true;
+  for (const auto& n : util::dir_names(tmp_dir)) {
+    (void)util::remove_file(tmp_dir / n);
+  }
+}
+
+// Every directory on the way to `dir` is root's (or ours) and writable by nobody else, and
+// the missing ones are made here: nothing under DIR is reached through a name another user
+// planted (issue 14, B9). DIR itself may be sticky and world-writable, like /tmp.
+Status trusted_dirs(const fs::path& dir) {
+  TRY(util::walk_trusted("/", dir, "the mirror directory", util::Missing::create));
+  return {};
 }
 
 // The pins file: the labels it held, plus the releases mirrored now, in version order.
@@ -203,6 +242,7 @@ Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
+      TRY(util::walk_trusted("/", dest.parent_path(), "the mirror directory"));
       bool have = verified_copy(ctx, dest, a.selection.package);
       a.state = have ? "present" : "would download";
       if (have) {
@@ -213,13 +253,13 @@ Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
         ctx.action("would download " + a.urls.front() + " to " + dest.string());
       }
     }
-    auto old = util::read_file(to / r.file, r.bytes.size() + 1);
+    auto old = read_served(to / r.file, r.bytes.size() + 1);
     r.written = !(old && *old == r.bytes);
     if (r.written) {
       ctx.action("would write " + (to / r.file).string());
     }
   }
-  auto old = util::read_file(pins_file, 1 << 20);
+  auto old = read_served(pins_file, 1 << 20);
   if (!(old && *old == pins_text(dir_pins, out.releases))) {
     ctx.action("would write " + pins_file.string());
   }
@@ -233,6 +273,7 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
                      MirrorArchive& a, MirrorResult& out) {
   const auto& pkg = a.selection.package;
   TRY_ASSIGN(fs::path dest, dest_path(to, pkg.relative_path));
+  TRY(trusted_dirs(dest.parent_path()));
   if (verified_copy(ctx, dest, pkg)) {
     a.state = "present";
     ++out.present;
@@ -246,7 +287,6 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
     e.add_context("mirroring " + pkg.relative_path);
     return fail(e);
   }
-  TRY(util::make_dirs(dest.parent_path()));
   TRY(util::rename_durable(*got, dest));
   a.state = "downloaded";
   ++out.downloaded;
@@ -258,23 +298,27 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
 // Archives first, each manifest after its archives, the pins file after each manifest.
 Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
                   const manifest::PinSet& dir_pins, MirrorResult& out) {
-  TRY(util::make_dirs(to / k_mirror_work_dir));
+  const fs::path partial_dir = to / k_mirror_work_dir / "partial";
+  const fs::path tmp_dir = to / k_mirror_work_dir / "tmp";
+  TRY(trusted_dirs(partial_dir));
+  TRY(trusted_dirs(tmp_dir));
   auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
   TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
                                                           "cudnnctl " + ctx.opts().argv_line));
-  const fs::path partial_dir = to / k_mirror_work_dir / "partial";
+  sweep_temporaries(ctx, to, tmp_dir);
   std::vector<MirrorRelease> done;
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY(place_archive(ctx, to, partial_dir, a, out));
     }
     // The manifest last, byte for byte: it never names an archive that is not there.
-    TRY_ASSIGN(r.written, write_if_different(to / r.file, r.bytes));
+    TRY_ASSIGN(r.written, write_if_different(to / r.file, tmp_dir, r.bytes));
     if (r.written) {
       ctx.action("wrote " + (to / r.file).string());
     }
     done.push_back(r);
-    TRY_ASSIGN(bool pins_written, write_if_different(pins_file, pins_text(dir_pins, done)));
+    TRY_ASSIGN(bool pins_written,
+               write_if_different(pins_file, tmp_dir, pins_text(dir_pins, done)));
     if (pins_written) {
       ctx.action("wrote " + pins_file.string());
     }
@@ -302,7 +346,7 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
   manifest::PinSet dir_pins;
   if (util::exists_nofollow(pins_file)) {
-    auto text = util::read_file(pins_file, 1 << 20);
+    auto text = util::read_state_file(pins_file, 1 << 20);
     if (!text) {
       return fail(text.error());
     }

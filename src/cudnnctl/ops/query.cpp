@@ -25,6 +25,9 @@ Status status(Context& ctx, StatusResult& out) {
   out.generations = view.generations.size();
   out.installed = view.entries.size();
   out.loader_dropin = integrate::loader_dropin_dir(ctx.layout());
+  if (auto why = txn::journal_unreadable(ctx.layout())) {
+    ctx.warn(*why); // say why (a FIFO planted there, a torn file)
+  }
   if (out.interrupted) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");

@@ -6,17 +6,21 @@
 #include "doctor/recommend.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
+#include "manifest/pins.hpp"
+#include "recall/recall.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace cudnnctl::ops {
 
 Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) {
-  const doctor::Compat& compat = doctor::builtin_compat();
+  const std::string& root = ctx.opts().root;
+  TRY_ASSIGN(out.compat, doctor::load_compat(root));
+  const doctor::Compat& compat = out.compat;
   doctor::RecommendInput& in = out.input;
   for (const auto& spec : args.frameworks) {
-    TRY_ASSIGN(auto fw, doctor::parse_framework_spec(spec, compat));
-    in.frameworks.push_back(std::move(fw));
+    TRY_ASSIGN(auto need, doctor::resolve_framework(spec, compat));
+    in.frameworks.push_back(std::move(need));
   }
   in.workload = args.workload;
   if (args.compute_capability) {
@@ -33,7 +37,7 @@ Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) 
   } else if (ctx.config().cuda) {
     in.cuda_major = *ctx.config().cuda;
     in.cuda_source = "cuda in /etc/cudnnctl/config.toml";
-  } else if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
+  } else if (auto tk = host::detect_cuda(root, ctx.config().cuda_home)) {
     in.cuda_major = tk->major;
     in.cuda_source = "the toolkit at " + tk->home.string() + ", from " + tk->source;
   }
@@ -49,10 +53,23 @@ Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) 
   } else {
     TRY_ASSIGN(in.platform, host::host_platform());
   }
+  in.require_pin = ctx.require_pin();
+  if (auto pins = manifest::load_pins(ctx.layout().pins_dir())) {
+    in.site_pinned = pins->labels();
+  } else {
+    ctx.warn("site pins not read: " + pins.error().message);
+  }
+  recall::Policy policy{ctx.config().require_signed_recalls, recall::today_utc()};
+  TRY_ASSIGN(out.recalls, recall::load_recalls(root, policy));
+  for (const auto& w : out.recalls.warnings()) {
+    ctx.warn(w);
+  }
+  in.recalls = &out.recalls;
   TRY_ASSIGN(out.recommendation, doctor::recommend(in, compat));
-  if (!out.recommendation->recommended) {
+  if (out.recommendation->slots.empty()) {
+    const auto& c = out.recommendation->conflict.value_or(doctor::Conflict{});
     return fail(ErrorCode::requirement,
-                "no known cuDNN release meets every hard constraint (each rejection says why)");
+                c.message + (c.hint.empty() ? "" : "; " + c.hint) + " (each rejection says why)");
   }
   return {};
 }

@@ -3,8 +3,10 @@
 // driver, --platform) and asks the doctor module's recommender. Read-only.
 #pragma once
 
+#include "doctor/compat.hpp"
 #include "doctor/recommend.hpp"
 #include "ops/context.hpp"
+#include "recall/recall.hpp"
 
 #include <optional>
 #include <string>
@@ -23,7 +25,13 @@ struct RecommendArgs {
 // The recommended release and CUDA variant, the alternatives, and why each other release is
 // rejected, in report.data. Unknown framework/workload or a malformed compute capability:
 // ErrorCode::usage. No known release meets the hard constraints: ErrorCode::requirement.
+// Not copyable: input.recalls points at recalls.
 struct RecommendResult : Outcome {
+  RecommendResult() = default;
+  RecommendResult(const RecommendResult&) = delete;
+  RecommendResult& operator=(const RecommendResult&) = delete;
+  doctor::Compat compat;     // built in, with <root>/etc/cudnnctl/compat.d applied
+  recall::RecallSet recalls; // the site's recall lists
   doctor::RecommendInput input;
   std::optional<doctor::Recommendation> recommendation;
 };

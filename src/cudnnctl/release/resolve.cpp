@@ -69,6 +69,21 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted) {
   return names;
 }
 
+namespace {
+
+// How long one mirror may take to deliver a manifest (a few hundred KB at most): 120 s, or
+// the test knob CUDNNCTL_TEST_MANIFEST_DEADLINE=<seconds> (1 to 3600).
+std::chrono::seconds manifest_deadline() {
+  if (const char* t = std::getenv("CUDNNCTL_TEST_MANIFEST_DEADLINE"); t && *t) {
+    if (auto n = util::parse_u64(t); n && *n >= 1 && *n <= 3600) {
+      return std::chrono::seconds(*n);
+    }
+  }
+  return std::chrono::seconds(120);
+}
+
+} // namespace
+
 Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
                                       const std::vector<std::string>& bases,
                                       const std::vector<std::string>& names,
@@ -83,9 +98,11 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
     return e.code == ErrorCode::usage && e.message.find("not found") != std::string::npos;
   };
   Result<fetch::Fetched> got = fail(ErrorCode::internal, "no manifest name");
+  fetch::Options fo = fetch_options(sources);
+  fo.url_deadline = manifest_deadline(); // a trickling mirror is given up (issue 14, B18)
   for (const auto& name : names) {
     notes.info("fetching " + name, 1);
-    got = fetch::fetch_first(bases, name, k_max_manifest, fetch_options(sources), accept);
+    got = fetch::fetch_first(bases, name, k_max_manifest, fo, accept);
     if (got || !not_found(got.error())) {
       break;
     }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The few CUDA driver API and cuDNN legacy API entry points the smoke helper calls, as
-// function-pointer types resolved with dlsym. The driver API comes from libcuda.so.1 at run
-// time (never the CUDA runtime, whose CUDA 13 build needs driver >= 580); cuDNN comes from
-// the candidate directory. When CMake found the CUDA Toolkit's cuda.h, the driver types are
-// checked against it at compile time; otherwise they are declared here (the driver ABI of
+// The CUDA driver API and NVML entry points the GPU children (cudnnctl-smoke, cudnnctl-bench)
+// call, as function-pointer types resolved with dlsym. The driver API comes from libcuda.so.1
+// at run time (never the CUDA runtime, whose CUDA 13 build needs driver >= 580); NVML
+// (libnvidia-ml.so.1, beside the driver) is optional and only adds facts (MIG mode, clocks,
+// the kernel driver's version). When CMake found the CUDA Toolkit's cuda.h, the driver types
+// are checked against it at compile time; otherwise they are declared here (the driver ABI of
 // these calls has been stable since CUDA 4, and the _v2 names since CUDA 11 / driver 450).
+// The cuDNN side is in cudnn_api.hpp.
 #pragma once
 
 #include <cstddef>
@@ -24,11 +26,17 @@ using CuResult = int;
 using CuDevice = int;
 using CuContext = struct CuCtxOpaque*;
 using CuDevicePtr = unsigned long long;
+struct CuUuid {
+  unsigned char bytes[16];
+};
 
 inline constexpr CuResult k_cuda_success = 0;
 inline constexpr CuResult k_cuda_error_out_of_memory = 2;
 inline constexpr CuResult k_cuda_error_no_device = 100;
+inline constexpr int k_attr_clock_rate = 13; // kHz
+inline constexpr int k_attr_multiprocessor_count = 16;
 inline constexpr int k_attr_compute_mode = 20;
+inline constexpr int k_attr_memory_clock_rate = 36; // kHz
 inline constexpr int k_attr_cc_major = 75;
 inline constexpr int k_attr_cc_minor = 76;
 inline constexpr int k_compute_mode_prohibited = 2;
@@ -50,71 +58,48 @@ struct CudaDriver {
   CuResult (*cuMemcpyHtoD)(CuDevicePtr, const void*, size_t) = nullptr; // cuMemcpyHtoD_v2
   CuResult (*cuMemcpyDtoH)(void*, CuDevicePtr, size_t) = nullptr;       // cuMemcpyDtoH_v2
   CuResult (*cuGetErrorName)(CuResult, const char**) = nullptr;
+  // Optional (facts only; nullptr when the driver lacks them).
+  CuResult (*cuDeviceTotalMem)(size_t*, CuDevice) = nullptr; // cuDeviceTotalMem_v2
+  CuResult (*cuMemGetInfo)(size_t*, size_t*) = nullptr;      // cuMemGetInfo_v2
+  CuResult (*cuDeviceGetPCIBusId)(char*, int, CuDevice) = nullptr;
+  CuResult (*cuDeviceGetUuid)(CuUuid*, CuDevice) = nullptr;               // _v2 (MIG-aware), or old
+  CuResult (*cuMemsetD16)(CuDevicePtr, unsigned short, size_t) = nullptr; // cuMemsetD16_v2
 };
 
 #if defined(CUDNNCTL_HAVE_CUDA_H)
 static_assert(sizeof(CuDevicePtr) == sizeof(::CUdeviceptr));
 static_assert(sizeof(CuDevice) == sizeof(::CUdevice));
+static_assert(sizeof(CuUuid) == sizeof(::CUuuid));
 static_assert(k_cuda_error_out_of_memory == ::CUDA_ERROR_OUT_OF_MEMORY);
 static_assert(k_cuda_error_no_device == ::CUDA_ERROR_NO_DEVICE);
+static_assert(k_attr_clock_rate == ::CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+static_assert(k_attr_multiprocessor_count == ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 static_assert(k_attr_compute_mode == ::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+static_assert(k_attr_memory_clock_rate == ::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
 static_assert(k_attr_cc_major == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(k_attr_cc_minor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 static_assert(k_compute_mode_prohibited == ::CU_COMPUTEMODE_PROHIBITED);
 static_assert(k_compute_mode_exclusive_process == ::CU_COMPUTEMODE_EXCLUSIVE_PROCESS);
 #endif
 
-// cuDNN legacy API (identical in cuDNN 8 and 9; in 9 the shim forwards to libcudnn_ops/_cnn)
+// NVML (optional) ------------------------------------------------------------------------
 
-using CudnnStatus = int;
-using CudnnHandle = struct CudnnHandleOpaque*;
-using CudnnTensorDesc = struct CudnnTensorOpaque*;
-using CudnnFilterDesc = struct CudnnFilterOpaque*;
-using CudnnConvDesc = struct CudnnConvOpaque*;
+using NvmlReturn = int;
+using NvmlDevice = struct NvmlDeviceOpaque*;
+inline constexpr NvmlReturn k_nvml_success = 0;
+inline constexpr NvmlReturn k_nvml_error_not_supported = 3;
+inline constexpr unsigned k_nvml_clock_sm = 1;
+inline constexpr unsigned k_nvml_clock_mem = 2;
 
-inline constexpr int k_cudnn_tensor_nchw = 0;
-inline constexpr int k_cudnn_data_float = 0;
-inline constexpr int k_cudnn_cross_correlation = 1;
-inline constexpr int k_cudnn_fwd_algo_implicit_gemm = 0;
-
-// cudnnConvolutionFwdAlgoPerf_t (cudnn_cnn.h of 8.x and 9.x).
-struct CudnnFwdAlgoPerf {
-  int algo;
-  CudnnStatus status;
-  float time;
-  size_t memory;
-  int determinism;
-  int math_type;
-  int reserved[3];
-};
-
-struct Cudnn {
-  size_t (*cudnnGetVersion)() = nullptr;
-  const char* (*cudnnGetErrorString)(CudnnStatus) = nullptr;
-  CudnnStatus (*cudnnCreate)(CudnnHandle*) = nullptr;
-  CudnnStatus (*cudnnDestroy)(CudnnHandle) = nullptr;
-  CudnnStatus (*cudnnCreateTensorDescriptor)(CudnnTensorDesc*) = nullptr;
-  CudnnStatus (*cudnnSetTensor4dDescriptor)(CudnnTensorDesc, int, int, int, int, int,
-                                            int) = nullptr;
-  CudnnStatus (*cudnnDestroyTensorDescriptor)(CudnnTensorDesc) = nullptr;
-  CudnnStatus (*cudnnCreateFilterDescriptor)(CudnnFilterDesc*) = nullptr;
-  CudnnStatus (*cudnnSetFilter4dDescriptor)(CudnnFilterDesc, int, int, int, int, int,
-                                            int) = nullptr;
-  CudnnStatus (*cudnnDestroyFilterDescriptor)(CudnnFilterDesc) = nullptr;
-  CudnnStatus (*cudnnCreateConvolutionDescriptor)(CudnnConvDesc*) = nullptr;
-  CudnnStatus (*cudnnSetConvolution2dDescriptor)(CudnnConvDesc, int, int, int, int, int, int, int,
-                                                 int) = nullptr;
-  CudnnStatus (*cudnnDestroyConvolutionDescriptor)(CudnnConvDesc) = nullptr;
-  CudnnStatus (*cudnnGetConvolutionForwardAlgorithm_v7)(CudnnHandle, CudnnTensorDesc,
-                                                        CudnnFilterDesc, CudnnConvDesc,
-                                                        CudnnTensorDesc, int, int*,
-                                                        CudnnFwdAlgoPerf*) = nullptr; // optional
-  CudnnStatus (*cudnnGetConvolutionForwardWorkspaceSize)(CudnnHandle, CudnnTensorDesc,
-                                                         CudnnFilterDesc, CudnnConvDesc,
-                                                         CudnnTensorDesc, int, size_t*) = nullptr;
-  CudnnStatus (*cudnnConvolutionForward)(CudnnHandle, const void*, CudnnTensorDesc, const void*,
-                                         CudnnFilterDesc, const void*, CudnnConvDesc, int, void*,
-                                         size_t, const void*, CudnnTensorDesc, void*) = nullptr;
+struct Nvml {
+  NvmlReturn (*nvmlInit)() = nullptr; // nvmlInit_v2
+  NvmlReturn (*nvmlShutdown)() = nullptr;
+  NvmlReturn (*nvmlDeviceGetHandleByPciBusId)(const char*, NvmlDevice*) = nullptr; // _v2
+  NvmlReturn (*nvmlDeviceGetMigMode)(NvmlDevice, unsigned*, unsigned*) = nullptr;
+  NvmlReturn (*nvmlDeviceGetClockInfo)(NvmlDevice, unsigned, unsigned*) = nullptr;
+  NvmlReturn (*nvmlDeviceGetMaxClockInfo)(NvmlDevice, unsigned, unsigned*) = nullptr;
+  NvmlReturn (*nvmlSystemGetDriverVersion)(char*, unsigned) = nullptr;
+  [[nodiscard]] bool loaded() const { return nvmlInit != nullptr; }
 };
 
 } // namespace cudnnctl::smoke_helper

@@ -94,12 +94,39 @@ bool load_driver(CudaDriver& api, std::string& error) {
   if (ok && !bind(h, api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")) {
     ok = bind(h, api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease");
   }
-  (void)bind(h, api.cuGetErrorName, "cuGetErrorName");
   if (!ok) {
     const char* e = ::dlerror();
     error = std::string("libcuda.so.1 lacks a driver API entry point: ") + (e ? e : "?");
+    return false;
   }
-  return ok;
+  (void)bind(h, api.cuGetErrorName, "cuGetErrorName");
+  (void)bind(h, api.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+  (void)bind(h, api.cuMemGetInfo, "cuMemGetInfo_v2");
+  (void)bind(h, api.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId");
+  (void)bind(h, api.cuMemsetD16, "cuMemsetD16_v2");
+  if (!bind(h, api.cuDeviceGetUuid, "cuDeviceGetUuid_v2")) {
+    (void)bind(h, api.cuDeviceGetUuid, "cuDeviceGetUuid");
+  }
+  return true;
+}
+
+bool load_nvml(Nvml& api) {
+  void* h = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    return false;
+  }
+  Nvml n;
+  if (!bind(h, n.nvmlInit, "nvmlInit_v2") || !bind(h, n.nvmlShutdown, "nvmlShutdown") ||
+      n.nvmlInit() != k_nvml_success) {
+    return false;
+  }
+  (void)bind(h, n.nvmlDeviceGetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId_v2");
+  (void)bind(h, n.nvmlDeviceGetMigMode, "nvmlDeviceGetMigMode");
+  (void)bind(h, n.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo");
+  (void)bind(h, n.nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo");
+  (void)bind(h, n.nvmlSystemGetDriverVersion, "nvmlSystemGetDriverVersion");
+  api = n;
+  return true;
 }
 
 std::string cuda_error_name(const CudaDriver& api, CuResult r) {
@@ -111,40 +138,57 @@ std::string cuda_error_name(const CudaDriver& api, CuResult r) {
 }
 
 bool bind_cudnn(void* h, Cudnn& api, std::string& missing) {
+  // The required set, in the order a broken library is reported (the first missing name).
+#define CUDNNCTL_BIND(fn)                                                                          \
+  { #fn, bind(h, api.fn, #fn) }
   struct Item {
     const char* name;
     bool ok;
   };
   Item items[] = {
-      {"cudnnGetVersion", bind(h, api.cudnnGetVersion, "cudnnGetVersion")},
-      {"cudnnGetErrorString", bind(h, api.cudnnGetErrorString, "cudnnGetErrorString")},
-      {"cudnnCreate", bind(h, api.cudnnCreate, "cudnnCreate")},
-      {"cudnnDestroy", bind(h, api.cudnnDestroy, "cudnnDestroy")},
-      {"cudnnCreateTensorDescriptor",
-       bind(h, api.cudnnCreateTensorDescriptor, "cudnnCreateTensorDescriptor")},
-      {"cudnnSetTensor4dDescriptor",
-       bind(h, api.cudnnSetTensor4dDescriptor, "cudnnSetTensor4dDescriptor")},
-      {"cudnnDestroyTensorDescriptor",
-       bind(h, api.cudnnDestroyTensorDescriptor, "cudnnDestroyTensorDescriptor")},
-      {"cudnnCreateFilterDescriptor",
-       bind(h, api.cudnnCreateFilterDescriptor, "cudnnCreateFilterDescriptor")},
-      {"cudnnSetFilter4dDescriptor",
-       bind(h, api.cudnnSetFilter4dDescriptor, "cudnnSetFilter4dDescriptor")},
-      {"cudnnDestroyFilterDescriptor",
-       bind(h, api.cudnnDestroyFilterDescriptor, "cudnnDestroyFilterDescriptor")},
-      {"cudnnCreateConvolutionDescriptor",
-       bind(h, api.cudnnCreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor")},
-      {"cudnnSetConvolution2dDescriptor",
-       bind(h, api.cudnnSetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor")},
-      {"cudnnDestroyConvolutionDescriptor",
-       bind(h, api.cudnnDestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor")},
-      {"cudnnGetConvolutionForwardWorkspaceSize",
-       bind(h, api.cudnnGetConvolutionForwardWorkspaceSize,
-            "cudnnGetConvolutionForwardWorkspaceSize")},
-      {"cudnnConvolutionForward", bind(h, api.cudnnConvolutionForward, "cudnnConvolutionForward")},
+      CUDNNCTL_BIND(cudnnGetVersion),
+      CUDNNCTL_BIND(cudnnGetErrorString),
+      CUDNNCTL_BIND(cudnnCreate),
+      CUDNNCTL_BIND(cudnnDestroy),
+      CUDNNCTL_BIND(cudnnCreateTensorDescriptor),
+      CUDNNCTL_BIND(cudnnSetTensorNdDescriptor),
+      CUDNNCTL_BIND(cudnnDestroyTensorDescriptor),
+      CUDNNCTL_BIND(cudnnCreateFilterDescriptor),
+      CUDNNCTL_BIND(cudnnSetFilterNdDescriptor),
+      CUDNNCTL_BIND(cudnnDestroyFilterDescriptor),
+      CUDNNCTL_BIND(cudnnCreateConvolutionDescriptor),
+      CUDNNCTL_BIND(cudnnSetConvolutionNdDescriptor),
+      CUDNNCTL_BIND(cudnnSetConvolutionMathType),
+      CUDNNCTL_BIND(cudnnDestroyConvolutionDescriptor),
+      CUDNNCTL_BIND(cudnnGetConvolutionForwardWorkspaceSize),
+      CUDNNCTL_BIND(cudnnConvolutionForward),
+      CUDNNCTL_BIND(cudnnGetConvolutionBackwardDataWorkspaceSize),
+      CUDNNCTL_BIND(cudnnConvolutionBackwardData),
+      CUDNNCTL_BIND(cudnnGetConvolutionBackwardFilterWorkspaceSize),
+      CUDNNCTL_BIND(cudnnConvolutionBackwardFilter),
   };
+#undef CUDNNCTL_BIND
   (void)bind(h, api.cudnnGetConvolutionForwardAlgorithm_v7,
              "cudnnGetConvolutionForwardAlgorithm_v7");
+  (void)bind(h, api.cudnnGetConvolutionBackwardDataAlgorithm_v7,
+             "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  (void)bind(h, api.cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+             "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  (void)bind(h, api.cudnnGetLastErrorString, "cudnnGetLastErrorString");
+  Cudnn g;
+  if (bind(h, g.cudnnBackendCreateDescriptor, "cudnnBackendCreateDescriptor") &&
+      bind(h, g.cudnnBackendDestroyDescriptor, "cudnnBackendDestroyDescriptor") &&
+      bind(h, g.cudnnBackendFinalize, "cudnnBackendFinalize") &&
+      bind(h, g.cudnnBackendSetAttribute, "cudnnBackendSetAttribute") &&
+      bind(h, g.cudnnBackendGetAttribute, "cudnnBackendGetAttribute") &&
+      bind(h, g.cudnnBackendExecute, "cudnnBackendExecute")) {
+    api.cudnnBackendCreateDescriptor = g.cudnnBackendCreateDescriptor;
+    api.cudnnBackendDestroyDescriptor = g.cudnnBackendDestroyDescriptor;
+    api.cudnnBackendFinalize = g.cudnnBackendFinalize;
+    api.cudnnBackendSetAttribute = g.cudnnBackendSetAttribute;
+    api.cudnnBackendGetAttribute = g.cudnnBackendGetAttribute;
+    api.cudnnBackendExecute = g.cudnnBackendExecute;
+  }
   for (const auto& item : items) {
     if (!item.ok) {
       missing = item.name;
@@ -152,6 +196,23 @@ bool bind_cudnn(void* h, Cudnn& api, std::string& missing) {
     }
   }
   return true;
+}
+
+std::string cudnn_error(const Cudnn& api, CudnnStatus st) {
+  const char* s = api.cudnnGetErrorString ? api.cudnnGetErrorString(st) : nullptr;
+  std::string out = std::string(s ? s : "CUDNN_STATUS_?") + " (" + std::to_string(st) + ")";
+  if (api.cudnnGetLastErrorString) {
+    char buf[512] = {0};
+    api.cudnnGetLastErrorString(buf, sizeof buf - 1);
+    std::string last(buf);
+    while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) {
+      last.pop_back();
+    }
+    if (!last.empty()) {
+      out += ": " + last.substr(0, 300);
+    }
+  }
+  return out;
 }
 
 } // namespace cudnnctl::smoke_helper

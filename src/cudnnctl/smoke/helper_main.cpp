@@ -5,12 +5,16 @@
 // what it loads. Output: one JSON object per line on stdout; diagnostics on stderr.
 //
 //   cudnnctl-smoke --smoke /abs/lib/libcudnn.so.N [--expect NNNNN]
-//       GPU smoke test: load the shim, check cudnnGetVersion (== --expect when given), run a
-//       small forward convolution on every visible GPU (CUDA_VISIBLE_DEVICES is honoured by
-//       the driver) against a CPU reference. One line per GPU:
-//       {"gpu", "name", "compute_capability", "cudnn_version", "status", "max_error", "ms",
-//        "message"}, then {"summary": true, "status", "gpus", "passed", "failed", "skipped",
-//        "cudnn_version", "driver_version", "ms"}. No GPU: one {"status": "no-gpu", ...} line.
+//       GPU smoke test: load the shim, check cudnnGetVersion (== --expect when given), and on
+//       every visible GPU (CUDA_VISIBLE_DEVICES is honoured by the driver), one after the
+//       other, run the operations of helper_ops.hpp against CPU references. Per operation:
+//       {"gpu", "op", "api", "what", "status", "max_error", "error_ratio", "ms", "detail",
+//        "message"} (status passed, failed, skipped or unsupported); per GPU:
+//       {"gpu", "name", "compute_capability", "memory_bytes", "uuid", "pci_bus_id", "mig",
+//        "cudnn_version", "status", "max_error", "ms", "ops_passed", "ops_failed",
+//        "ops_unsupported", "message"}, then {"summary": true, "status", "gpus", "passed",
+//        "failed", "skipped", "cudnn_version", "driver_version", "ms"}. Before each operation
+//       {"event": "testing", "gpu", "op"}. No GPU: one {"status": "no-gpu", ...} line.
 //   cudnnctl-smoke --probe DIR --shim FILE [--load FILE]... [--check FILE:FUNCTION]...
 //       No GPU needed: dlopen DIR/FILE for the shim and each --load (by absolute path, in
 //       order), report cudnnGetVersion, call each version-check FUNCTION found in FILE, and
@@ -20,7 +24,9 @@
 //       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
 //       gives no LD_LIBRARY_PATH) and print {"soname", "path", "real"} or {"soname", "error"}.
 //   cudnnctl-smoke --gpus
-//       Is there a usable GPU? One line per GPU with status "usable" or "skipped", a summary.
+//       Which GPUs are there and usable? One line per GPU with the facts of --smoke's GPU
+//       line (no cuDNN, no operations) and status "usable" or "skipped", then a summary with
+//       "driver_version" and, when NVML answers, "kernel_driver" ("580.159.04").
 //
 // Exit status: 0 passed (every GPU passed or was skipped, at least one passed; --probe and
 // --which: everything loaded and agreed; --gpus: at least one usable GPU), 1 failed
@@ -28,9 +34,9 @@
 // agree), 2 usage, 3 no GPU (no libcuda.so.1, cuInit failed, or zero visible devices),
 // 4 GPUs exist but none could be used (all skipped). A crash is a signal, a hang the
 // parent's timeout: both count as failed.
-#include "smoke/helper_conv.hpp"
 #include "smoke/helper_json.hpp"
 #include "smoke/helper_load.hpp"
+#include "smoke/helper_smoke.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -70,9 +76,27 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void device_fields(JsonLine& line, const DeviceFacts& d) {
+  line.num("gpu", d.ordinal).str("name", d.name).str("compute_capability", d.compute_capability);
+  line.num("memory_bytes", static_cast<long long>(d.memory_bytes));
+  line.str("uuid", d.uuid).str("pci_bus_id", d.pci_bus_id).str("mig", d.mig);
+}
+
+void print_op(int gpu, const OpReport& op) {
+  JsonLine line;
+  line.num("gpu", gpu).str("op", op.op).str("api", op.api).str("what", op.what);
+  line.str("status", op.status);
+  if (op.max_error >= 0) {
+    line.real("max_error", op.max_error).real("error_ratio", op.error_ratio);
+  } else {
+    line.null("max_error");
+  }
+  line.real("ms", op.ms).str("detail", op.detail).str("message", op.message).print();
+}
+
 void print_gpu(const GpuReport& r, long long cudnn_version) {
   JsonLine line;
-  line.num("gpu", r.gpu).str("name", r.name).str("compute_capability", r.compute_capability);
+  device_fields(line, r.device);
   if (cudnn_version >= 0) {
     line.num("cudnn_version", cudnn_version);
   }
@@ -82,10 +106,22 @@ void print_gpu(const GpuReport& r, long long cudnn_version) {
   } else {
     line.null("max_error");
   }
-  line.real("ms", r.ms).str("message", r.message).print();
+  line.real("ms", r.ms);
+  if (!r.ops.empty()) {
+    long long passed = 0;
+    long long failed = 0;
+    long long unsupported = 0;
+    for (const auto& op : r.ops) {
+      passed += op.status == "passed";
+      failed += op.status == "failed";
+      unsupported += op.status == "unsupported";
+    }
+    line.num("ops_passed", passed).num("ops_failed", failed).num("ops_unsupported", unsupported);
+  }
+  line.str("message", r.message).print();
   if (r.status == "skipped") {
-    std::fprintf(stderr, "cudnnctl-smoke: warning: GPU %d (%s) skipped: %s\n", r.gpu,
-                 r.name.c_str(), r.message.c_str());
+    std::fprintf(stderr, "cudnnctl-smoke: warning: GPU %d (%s) skipped: %s\n", r.device.ordinal,
+                 r.device.name.c_str(), r.message.c_str());
   }
 }
 
@@ -181,9 +217,16 @@ int run_smoke(const std::string& shim, long long expect) {
   int passed = 0;
   int failed = 0;
   int skipped = 0;
+  Nvml nvml;
+  (void)load_nvml(nvml);
   for (int i = 0; i < count; ++i) {
     JsonLine().str("event", "testing").num("gpu", i).print();
-    GpuReport r = test_device(cuda, dnn, i);
+    GpuReport r = test_device(
+        cuda, &nvml, dnn, static_cast<long>(version), i,
+        [i](const std::string& op) {
+          JsonLine().str("event", "testing").num("gpu", i).str("op", op).print();
+        },
+        [i](const OpReport& op) { print_op(i, op); });
     print_gpu(r, version);
     (r.status == "passed" ? passed : r.status == "failed" ? failed : skipped)++;
   }
@@ -300,20 +343,26 @@ int run_gpus() {
     print_no_gpu(why, -1);
     return k_exit_no_gpu;
   }
+  Nvml nvml;
+  (void)load_nvml(nvml);
   int usable = 0;
   for (int i = 0; i < count; ++i) {
-    GpuReport r = check_device(cuda, i);
+    GpuReport r = check_device(cuda, &nvml, i);
     print_gpu(r, -1);
     usable += r.status == "usable";
   }
-  JsonLine()
-      .boolean("summary", true)
+  JsonLine summary;
+  summary.boolean("summary", true)
       .str("status", usable > 0 ? "usable" : "skipped")
       .num("gpus", count)
       .num("usable", usable)
-      .num("driver_version", driver_version)
-      .real("ms", ms_since(t0))
-      .print();
+      .num("driver_version", driver_version);
+  char kernel_driver[96] = {0};
+  if (nvml.nvmlSystemGetDriverVersion &&
+      nvml.nvmlSystemGetDriverVersion(kernel_driver, sizeof kernel_driver - 1) == k_nvml_success) {
+    summary.str("kernel_driver", kernel_driver);
+  }
+  summary.real("ms", ms_since(t0)).print();
   return usable > 0 ? k_exit_passed : k_exit_unusable;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "smoke/runner.hpp"
 
+#include "smoke/json_lines.hpp"
 #include "util/strings.hpp"
 
 #include <cstdlib>
@@ -13,46 +14,6 @@ namespace cudnnctl::smoke {
 using nlohmann::json;
 
 namespace {
-
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> lines;
-  for (const auto& raw : util::split(out, '\n')) {
-    auto text = util::trim(raw);
-    if (text.empty()) {
-      continue;
-    }
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded() && j.is_object()) {
-      lines.push_back(std::move(j));
-    }
-  }
-  return lines;
-}
-
-std::string str_of(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<long> long_of(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it != j.end() && it->is_number_integer()) {
-    return it->get<long>();
-  }
-  return std::nullopt;
-}
-
-// The last non-empty stderr line: what a helper that died says last.
-std::string last_err_line(const std::string& err) {
-  auto lines = util::split(err, '\n');
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    auto t = util::trim(*it);
-    if (!t.empty()) {
-      return std::string(t.substr(0, 300));
-    }
-  }
-  return {};
-}
 
 std::string gpu_label(const GpuResult& g) {
   std::string s = "GPU " + std::to_string(g.gpu);
@@ -94,8 +55,8 @@ const char* outcome_name(Outcome o) {
   return "failed";
 }
 
-Result<std::string> find_helper() {
-  const char* env = std::getenv("CUDNNCTL_SMOKE_HELPER");
+Result<std::string> find_child(const char* name, const char* env_var) {
+  const char* env = std::getenv(env_var);
   std::string path;
   if (env && *env) {
     path = env;
@@ -104,17 +65,29 @@ Result<std::string> find_helper() {
     auto slash = self.rfind('/');
     if (slash == std::string::npos) {
       return fail(ErrorCode::environment,
-                  "cannot locate the running executable to find " + std::string(k_helper_name));
+                  "cannot locate the running executable to find " + std::string(name));
     }
-    path = self.substr(0, slash + 1) + k_helper_name;
+    // Beside cudnnctl (the build tree, a relocatable bundle), else where the installed
+    // layout puts it: <bindir>/../libexec/cudnnctl/ (/usr/libexec/cudnnctl in the .deb).
+    std::string dir = self.substr(0, slash + 1);
+    path = dir + name;
+    std::string libexec = dir + "../libexec/cudnnctl/" + name;
+    if (::access(path.c_str(), X_OK) != 0 && ::access(libexec.c_str(), X_OK) == 0) {
+      path = libexec;
+    }
   }
   if (::access(path.c_str(), X_OK) != 0) {
     return fail(ErrorCode::environment,
-                std::string(k_helper_name) + " not found at " + path +
-                    " (it is installed beside cudnnctl; reinstall cudnnctl, or set "
-                    "CUDNNCTL_SMOKE_HELPER)");
+                std::string(name) + " not found at " + path +
+                    " (it is installed beside cudnnctl or in ../libexec/cudnnctl/; reinstall "
+                    "cudnnctl, or set " +
+                    env_var + ")");
   }
   return path;
+}
+
+Result<std::string> find_helper() {
+  return find_child(k_helper_name, "CUDNNCTL_SMOKE_HELPER");
 }
 
 std::vector<std::string> helper_env() {
@@ -151,16 +124,34 @@ std::vector<std::string> helper_env() {
 }
 
 json to_json(const SmokeResult& r) {
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json gpus = json::array();
   for (const auto& g : r.gpus) {
+    json ops = json::array();
+    for (const auto& op : g.ops) {
+      ops.push_back({{"op", op.op},
+                     {"api", op.api},
+                     {"what", op.what},
+                     {"status", op.status},
+                     {"max_error", opt(op.max_error)},
+                     {"error_ratio", opt(op.error_ratio)},
+                     {"ms", op.ms},
+                     {"detail", op.detail},
+                     {"message", op.message}});
+    }
     gpus.push_back({{"gpu", g.gpu},
                     {"name", g.name},
                     {"compute_capability", g.compute_capability},
+                    {"memory_bytes", g.memory_bytes},
+                    {"uuid", g.uuid},
+                    {"pci_bus_id", g.pci_bus_id},
+                    {"mig", g.mig},
                     {"cudnn_version", g.cudnn_version},
                     {"status", g.status},
-                    {"max_error", g.max_error ? json(*g.max_error) : json(nullptr)},
+                    {"max_error", opt(g.max_error)},
                     {"ms", g.ms},
-                    {"message", g.message}});
+                    {"message", g.message},
+                    {"ops", ops}});
   }
   return {{"status", outcome_name(r.outcome)},
           {"no_gpu", r.no_gpu},
@@ -168,6 +159,7 @@ json to_json(const SmokeResult& r) {
           {"gpus", gpus},
           {"cudnn_version", r.cudnn_version ? json(*r.cudnn_version) : json(nullptr)},
           {"driver_version", r.driver_version ? json(*r.driver_version) : json(nullptr)},
+          {"kernel_driver", r.kernel_driver ? json(*r.kernel_driver) : json(nullptr)},
           {"ms", r.ms},
           {"helper", r.helper}};
 }
@@ -176,14 +168,21 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
   SmokeResult r;
   std::string no_gpu_message;
   std::string fail_message;
-  int testing = -1; // the GPU the helper announced and has not reported yet
+  int testing = -1;          // the GPU the helper announced and has not reported yet
+  std::string testing_op;    // the operation it announced last on that GPU
+  std::vector<OpResult> ops; // operation lines of the GPU being tested
   bool summary = false;
   for (const auto& j : json_lines(p.out)) {
     if (auto v = long_of(j, "cudnn_version")) {
       r.cudnn_version = v;
     }
     if (str_of(j, "event") == "testing") {
-      testing = static_cast<int>(long_of(j, "gpu").value_or(-1));
+      int gpu = static_cast<int>(long_of(j, "gpu").value_or(-1));
+      if (gpu != testing) {
+        ops.clear();
+      }
+      testing = gpu;
+      testing_op = str_of(j, "op");
       continue;
     }
     if (j.contains("summary")) {
@@ -191,9 +190,25 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       if (auto v = long_of(j, "driver_version")) {
         r.driver_version = static_cast<int>(*v);
       }
-      if (j.contains("ms") && j["ms"].is_number()) {
-        r.ms = j["ms"].get<double>();
+      if (j.contains("kernel_driver")) {
+        r.kernel_driver = str_of(j, "kernel_driver");
       }
+      r.ms = number_of(j, "ms").value_or(0);
+      continue;
+    }
+    if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status") && j.contains("op")) {
+      OpResult op;
+      op.op = str_of(j, "op");
+      op.api = str_of(j, "api");
+      op.what = str_of(j, "what");
+      op.status = str_of(j, "status");
+      op.max_error = number_of(j, "max_error");
+      op.error_ratio = number_of(j, "error_ratio");
+      op.ms = number_of(j, "ms").value_or(0);
+      op.detail = str_of(j, "detail");
+      op.message = str_of(j, "message");
+      ops.push_back(std::move(op));
+      testing_op.clear();
       continue;
     }
     if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status")) {
@@ -201,18 +216,22 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       g.gpu = static_cast<int>(*gpu);
       g.name = str_of(j, "name");
       g.compute_capability = str_of(j, "compute_capability");
+      if (auto mem = number_of(j, "memory_bytes")) {
+        g.memory_bytes = static_cast<unsigned long long>(*mem);
+      }
+      g.uuid = str_of(j, "uuid");
+      g.pci_bus_id = str_of(j, "pci_bus_id");
+      g.mig = str_of(j, "mig");
       g.cudnn_version = long_of(j, "cudnn_version").value_or(0);
       g.status = str_of(j, "status");
-      if (j.contains("max_error") && j["max_error"].is_number()) {
-        g.max_error = j["max_error"].get<double>();
-      }
-      if (j.contains("ms") && j["ms"].is_number()) {
-        g.ms = j["ms"].get<double>();
-      }
+      g.max_error = number_of(j, "max_error");
+      g.ms = number_of(j, "ms").value_or(0);
       g.message = str_of(j, "message");
       if (testing == g.gpu) {
         testing = -1;
+        g.ops = std::move(ops);
       }
+      ops.clear();
       r.gpus.push_back(std::move(g));
       continue;
     }
@@ -236,7 +255,8 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
     r.outcome = Outcome::failed;
     r.message = "the smoke helper " + died(p, timeout);
     if (testing >= 0) {
-      r.message += " while testing GPU " + std::to_string(testing);
+      r.message += " while testing GPU " + std::to_string(testing) +
+                   (testing_op.empty() ? std::string() : " (" + testing_op + ")");
     }
     return r;
   }
@@ -279,13 +299,13 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
     } else if (!fail_message.empty()) {
       r.message = fail_message;
     } else {
-      r.message = "the smoke helper failed: " + last_err_line(p.err);
+      r.message = "the smoke helper failed: " + last_line(p.err);
     }
     break;
   default:
     r.outcome = Outcome::failed;
     r.message = "the smoke helper exited with status " + std::to_string(p.exit_code) +
-                (p.err.empty() ? std::string() : ": " + last_err_line(p.err));
+                (p.err.empty() ? std::string() : ": " + last_line(p.err));
     break;
   }
   return r;
@@ -346,7 +366,7 @@ ProbeResult parse_probe(const util::ProcessResult& p, std::chrono::seconds timeo
   r.process_ok = p.ok();
   r.process = (p.timed_out || p.term_signal) ? died(p, timeout) : p.describe();
   if (!p.ok() && !p.err.empty()) {
-    r.process += " (" + last_err_line(p.err) + ")";
+    r.process += " (" + last_line(p.err) + ")";
   }
   return r;
 }
@@ -383,7 +403,7 @@ Result<WhichResult> run_which(const std::string& soname, std::chrono::seconds ti
   if (!w.path && w.error.empty()) {
     w.error = "the loader check helper " +
               ((p.timed_out || p.term_signal) ? died(p, timeout) : p.describe()) +
-              (p.err.empty() ? std::string() : ": " + last_err_line(p.err));
+              (p.err.empty() ? std::string() : ": " + last_line(p.err));
   }
   return w;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parent side of the cudnnctl-smoke helper: finds it beside the running executable (or at
-// $CUDNNCTL_SMOKE_HELPER), runs it as a child with a clean environment (PATH=/usr/bin:/bin,
-// CUDA_VISIBLE_DEVICES when set; never LD_LIBRARY_PATH) and a timeout, and turns its JSON
-// lines into results. A crashing or hanging helper is a failed result, never our crash.
+// Parent side of the cudnnctl-smoke helper: finds it beside the running executable, in
+// ../libexec/cudnnctl/ (or at $CUDNNCTL_SMOKE_HELPER), runs it as a child with a clean environment
+// (PATH=/usr/bin:/bin, CUDA_VISIBLE_DEVICES when set; never LD_LIBRARY_PATH) and a timeout, and
+// turns its JSON lines into results. A crashing or hanging helper is a failed result, never our
+// crash.
 #pragma once
 
 #include "util/process.hpp"
@@ -29,8 +30,12 @@ inline constexpr int k_helper_unusable = 4;
 
 inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 
-// $CUDNNCTL_SMOKE_HELPER, else cudnnctl-smoke beside /proc/self/exe. Not there or not
+// $<env_var>, else the executable `name` beside /proc/self/exe, else in
+// <dir of /proc/self/exe>/../libexec/cudnnctl/ (the installed layout). Not there or not
 // executable: ErrorCode::environment saying where it was looked for.
+[[nodiscard]] Result<std::string> find_child(const char* name, const char* env_var);
+
+// find_child("cudnnctl-smoke", "CUDNNCTL_SMOKE_HELPER").
 [[nodiscard]] Result<std::string> find_helper();
 
 // The child's environment: PATH=/usr/bin:/bin, CUDA_VISIBLE_DEVICES if we have it, and the
@@ -39,15 +44,33 @@ std::vector<std::string> helper_env();
 
 // --- GPU smoke test ---
 
+// One operation of the smoke test on one GPU (helper_ops.hpp lists them).
+struct OpResult {
+  std::string op;     // "conv_fwd_fp32", "conv_bwd_filter_fp16_nhwc", "graph_sdpa_bf16", ...
+  std::string api;    // "legacy" or "graph"
+  std::string what;   // the shape and type in words
+  std::string status; // "passed", "failed", "skipped", "unsupported"
+  std::optional<double> max_error;   // largest |gpu - cpu|
+  std::optional<double> error_ratio; // worst |gpu - cpu| / allowed (> 1 failed)
+  double ms = 0;
+  std::string detail;  // the algorithms or engine used
+  std::string message; // why failed, skipped or unsupported
+};
+
 struct GpuResult {
-  int gpu = 0;
+  int gpu = 0; // CUDA's index among the visible GPUs
   std::string name;
-  std::string compute_capability;
+  std::string compute_capability; // "9.0"
+  unsigned long long memory_bytes = 0;
+  std::string uuid;       // "GPU-..." (what CUDA_VISIBLE_DEVICES accepts)
+  std::string pci_bus_id; // "0000:17:00.0"
+  std::string mig;        // "disabled", "enabled", "instance" (a MIG slice), "unknown"
   long cudnn_version = 0;
-  std::string status; // "passed", "failed", "skipped" ("usable" in a presence check)
-  std::optional<double> max_error;
+  std::string status;              // "passed", "failed", "skipped" ("usable" in a presence check)
+  std::optional<double> max_error; // largest over the operations
   double ms = 0;
   std::string message;
+  std::vector<OpResult> ops; // in the order they ran (empty in a presence check)
 };
 
 enum class Outcome { passed, failed, skipped };
@@ -59,7 +82,8 @@ struct SmokeResult {
   std::string message; // one line: why failed/skipped, or what passed
   std::vector<GpuResult> gpus;
   std::optional<long> cudnn_version;
-  std::optional<int> driver_version; // cuDriverGetVersion(), e.g. 13000
+  std::optional<int> driver_version;        // cuDriverGetVersion(), e.g. 13000
+  std::optional<std::string> kernel_driver; // NVML's driver version, "580.159.04" (--gpus)
   double ms = 0;
   std::string helper;
 };
@@ -76,8 +100,10 @@ SmokeResult parse_smoke(const util::ProcessResult& process, std::chrono::seconds
 
 // --- GPU presence (for --require-gpu, before anything is written) ---
 
-// Runs `cudnnctl-smoke --gpus`. outcome passed = at least one usable GPU; skipped = none
-// (no_gpu says whether there is no GPU at all).
+// Runs `cudnnctl-smoke --gpus`: every visible GPU with its compute capability, name,
+// memory, UUID and MIG state (CUDA_VISIBLE_DEVICES applied), status "usable" or "skipped".
+// outcome passed = at least one usable GPU; skipped = none (no_gpu says whether there is no
+// GPU at all). This is also the inventory gpu::check_support() judges.
 [[nodiscard]] Result<SmokeResult> run_gpu_presence(std::chrono::seconds timeout);
 
 // --- Runtime probe (pre-switch, no GPU) ---

@@ -241,10 +241,25 @@ Status write_backup(const fs::path& out, const BackupMeta& meta, archive::Compre
     TRY(w.finish());
     digest = w.output_sha256();
   }
-  // The tarball is complete and durable before its name appears.
-  TRY(file.commit(util::Fsync::yes));
-  std::string side = backup_sums(meta) + digest + "  " + out.filename().string() + "\n";
-  return util::write_file_atomic(out.string() + ".sha256", side, 0644);
+  // Both files are complete and durable under temporary names before either name appears:
+  // a failure while writing the list (disk full) leaves no backup under its final name, and
+  // restore refuses a backup without its list (issue 14, B14).
+  const std::string side = backup_sums(meta) + digest + "  " + out.filename().string() + "\n";
+  const fs::path side_path = out.string() + ".sha256";
+  TRY_ASSIGN(util::AtomicFile list, util::AtomicFile::create(side_path, 0644));
+  TRY(list.write(side));
+  for (const auto* f : {&file, &list}) {
+    if (::fsync(f->fd()) != 0) {
+      return fail_errno("fsync " + f->temp_path().string(), errno);
+    }
+  }
+  TRY(file.commit(util::Fsync::no)); // the directory is fsynced once, by the list's commit
+  if (auto listed = list.commit(util::Fsync::yes); !listed) {
+    ::unlink(out.c_str()); // never the tarball without its list
+    (void)util::fsync_dir(out.parent_path());
+    return listed;
+  }
+  return {};
 }
 
 Result<BackupMeta> verify_backup(const fs::path& file, std::vector<std::string>& warnings) {

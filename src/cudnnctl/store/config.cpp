@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "store/config.hpp"
 
+#include "store/layout.hpp"
 #include "util/fs.hpp"
 #include "util/toml.hpp"
+#include "util/trust.hpp"
 
 #include <filesystem>
 #include <sys/stat.h>
@@ -55,12 +57,15 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       } else {
         c.cacert = *s;
       }
-    } else if (key == "require_pin" || key == "manage_cuda_home") {
+    } else if (key == "require_pin" || key == "manage_cuda_home" ||
+               key == "require_signed_recalls") {
       auto b = as<bool>(e);
       if (!b) {
         return type_error("true or false");
       }
-      (key == "require_pin" ? c.require_pin : c.manage_cuda_home) = *b;
+      (key == "require_pin"        ? c.require_pin
+       : key == "manage_cuda_home" ? c.manage_cuda_home
+                                   : c.require_signed_recalls) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
                key == "cuda") {
       auto n = as<int64_t>(e);
@@ -83,14 +88,37 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       return fail(ErrorCode::usage,
                   where(source, e) + "unknown key " + key +
                       " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
-                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home)");
+                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
+                      "require_signed_recalls)");
     }
   }
   return c;
 }
 
+Status check_config_trust(const fs::path& root) {
+  TRY_ASSIGN(util::TrustedDir etc,
+             util::walk_trusted(root, "/etc/cudnnctl", "the configuration directory"));
+  if (!etc.complete) {
+    return {};
+  }
+  TRY(util::check_trusted_file(root, "/etc/cudnnctl/config.toml", "the config"));
+  for (const char* sub : {"pins.d", "keys.d", "recalls.d"}) {
+    const fs::path sys = fs::path("/etc/cudnnctl") / sub;
+    TRY_ASSIGN(util::TrustedDir dir, util::walk_trusted(root, sys, "the configuration directory"));
+    if (!dir.complete) {
+      continue;
+    }
+    for (const auto& name : util::dir_names(dir.path)) {
+      TRY(util::check_trusted_file(root, sys / name, "the configuration file"));
+    }
+  }
+  return {};
+}
+
 Result<Config> load_config(const std::string& root) {
-  fs::path path = util::under_root(root, "/etc/cudnnctl/config.toml");
+  // Whoever can write the config or a pin chooses what root installs (issue 14, B2).
+  TRY(check_config_trust(root));
+  fs::path path = Layout(root, "/").config_file();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return Config{};

@@ -5,6 +5,7 @@
 
 #include "util/result.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ struct Config {
   std::optional<std::string> platform;
   std::optional<std::string> cacert;
   bool require_pin = false;
+  bool require_signed_recalls = false; // unsigned or badly signed recall lists are errors
   double lock_timeout = 300;
   int keep_generations = 3;
   int smoke_timeout = 120;
@@ -32,7 +34,13 @@ struct Config {
 // Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.
 [[nodiscard]] Result<Config> parse_config(std::string_view text, std::string_view source);
 
-// Reads <root>/etc/cudnnctl/config.toml (missing: defaults).
+// Refuses what configures cudnnctl under `root` when others could have written it:
+// /etc/cudnnctl, config.toml and every file in pins.d/, keys.d/ and recalls.d/ (each owned by
+// root or us, writable by nobody else, a regular file; the rules of txn::check_ownership).
+// Missing ones are fine. Error: ErrorCode::environment.
+[[nodiscard]] Status check_config_trust(const std::filesystem::path& root);
+
+// Reads <root>/etc/cudnnctl/config.toml (missing: defaults) after check_config_trust.
 [[nodiscard]] Result<Config> load_config(const std::string& root);
 
 } // namespace cudnnctl::store

@@ -2,6 +2,7 @@
 #include "store/history.hpp"
 
 #include "util/fs.hpp"
+#include "util/state_file.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -20,7 +21,7 @@ Status append_history(const Layout& layout, json record) {
   TRY(util::make_dirs(layout.state_dir()));
   bool created = !util::exists_nofollow(layout.history_file());
   TRY_ASSIGN(util::Fd fd,
-             util::open_fd(layout.history_file(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW));
+             util::open_state_file(layout.history_file(), O_RDWR | O_APPEND | O_CREAT));
   // A previous append torn by a crash leaves a line without '\n': start on a fresh line.
   struct stat st;
   std::string line = record.dump() + "\n";
@@ -46,7 +47,7 @@ Result<std::vector<json>> read_history(const Layout& layout, std::vector<std::st
   if (!util::exists_nofollow(layout.history_file())) {
     return out;
   }
-  TRY_ASSIGN(std::string text, util::read_file(layout.history_file(), 256u << 20));
+  TRY_ASSIGN(std::string text, util::read_state_file(layout.history_file(), 256u << 20));
   auto lines = util::split(text, '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
     if (util::trim(lines[i]).empty()) {

@@ -22,7 +22,19 @@ Layout::Layout(fs::path root, fs::path prefix)
 }
 
 fs::path Layout::host(const fs::path& sys_path) const {
-  return util::under_root(m_root, sys_path);
+  if (root_is_slash() || !sys_path.has_filename()) {
+    return host_dir(sys_path);
+  }
+  return host_dir(sys_path.parent_path()) / sys_path.filename();
+}
+
+fs::path Layout::host_dir(const fs::path& sys_path) const {
+  if (root_is_slash()) {
+    return util::under_root(m_root, sys_path); // the kernel resolves the same way
+  }
+  // A loop of symlinks: the lexical path, and the open that follows reports ELOOP.
+  auto resolved = util::resolve_in_root(m_root, sys_path);
+  return resolved ? *resolved : util::under_root(m_root, sys_path);
 }
 
 } // namespace cudnnctl::store

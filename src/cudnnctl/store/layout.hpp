@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where everything lives, for one --root and --prefix. Pure path arithmetic, no I/O.
+// Where everything lives, for one --root and --prefix. Under a root other than "/", paths are
+// resolved inside the root (lstat of each component, no other I/O): a symlink on the way with
+// an absolute target is taken as the managed system would see it once the root becomes "/"
+// (`<root>/etc -> /srv/x/etc` means `<root>/srv/x/etc`), so nothing is ever read or written
+// outside the root through such a link.
 #pragma once
 
 #include <filesystem>
@@ -22,17 +26,21 @@ public:
 
   [[nodiscard]] const fs::path& root() const { return m_root; }
   [[nodiscard]] bool root_is_slash() const { return m_root == "/"; }
-  // Host path of an absolute path inside the root.
+  // Host path of an absolute path inside the root: its directory resolved inside the root
+  // (host_dir), its last name kept as it is (a symlink we replace stays that symlink).
   [[nodiscard]] fs::path host(const fs::path& sys_path) const;
+  // Host path of a directory inside the root, every symlink in it resolved inside the root
+  // (util::resolve_in_root); missing components are kept as they are.
+  [[nodiscard]] fs::path host_dir(const fs::path& sys_path) const;
 
   [[nodiscard]] const fs::path& sys_prefix() const { return m_prefix; }
-  [[nodiscard]] fs::path prefix_dir() const { return host(m_prefix); }
-  [[nodiscard]] fs::path store_dir() const { return prefix_dir() / "store"; }
+  [[nodiscard]] fs::path prefix_dir() const { return host_dir(m_prefix); }
+  [[nodiscard]] fs::path store_dir() const { return host_dir(m_prefix / "store"); }
   [[nodiscard]] fs::path entry_dir(const std::string& name) const { return store_dir() / name; }
   [[nodiscard]] fs::path sys_entry_dir(const std::string& name) const {
     return m_prefix / "store" / name;
   }
-  [[nodiscard]] fs::path generations_dir() const { return prefix_dir() / "generations"; }
+  [[nodiscard]] fs::path generations_dir() const { return host_dir(m_prefix / "generations"); }
   [[nodiscard]] fs::path generation_link(int n) const {
     return generations_dir() / std::to_string(n);
   }
@@ -41,14 +49,14 @@ public:
   }
   [[nodiscard]] fs::path current_link() const { return prefix_dir() / "current"; }
 
-  [[nodiscard]] fs::path state_dir() const { return host("/var/lib/cudnnctl"); }
+  [[nodiscard]] fs::path state_dir() const { return host_dir("/var/lib/cudnnctl"); }
   [[nodiscard]] fs::path lock_file() const { return state_dir() / "lock"; }
   [[nodiscard]] fs::path journal_file() const { return state_dir() / "journal.json"; }
   [[nodiscard]] fs::path history_file() const { return state_dir() / "history.jsonl"; }
-  [[nodiscard]] fs::path backups_dir() const { return state_dir() / "backups"; }
-  [[nodiscard]] fs::path cache_dir() const { return host("/var/cache/cudnnctl"); }
+  [[nodiscard]] fs::path backups_dir() const { return host_dir("/var/lib/cudnnctl/backups"); }
+  [[nodiscard]] fs::path cache_dir() const { return host_dir("/var/cache/cudnnctl"); }
   [[nodiscard]] fs::path config_file() const { return host("/etc/cudnnctl/config.toml"); }
-  [[nodiscard]] fs::path pins_dir() const { return host("/etc/cudnnctl/pins.d"); }
+  [[nodiscard]] fs::path pins_dir() const { return host_dir("/etc/cudnnctl/pins.d"); }
   [[nodiscard]] fs::path ld_conf_dropin() const {
     return host("/etc/ld.so.conf.d/00-cudnnctl.conf");
   }

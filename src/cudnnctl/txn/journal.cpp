@@ -2,6 +2,7 @@
 #include "txn/journal.hpp"
 
 #include "util/fs.hpp"
+#include "util/state_file.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -94,7 +95,8 @@ Result<std::optional<Journal>> read_journal(const Layout& layout) {
   if (!util::exists_nofollow(layout.journal_file())) {
     return std::optional<Journal>();
   }
-  TRY_ASSIGN(std::string text, util::read_file(layout.journal_file()));
+  // Never a hang on a FIFO planted at the path, never through a symlink (issue 14, B13).
+  TRY_ASSIGN(std::string text, util::read_state_file(layout.journal_file()));
   json j = json::parse(text, nullptr, false);
   auto corrupt = [&](const std::string& why) {
     return fail(ErrorCode::environment,

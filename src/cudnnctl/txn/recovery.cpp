@@ -7,6 +7,7 @@
 #include "store/view.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "util/trust.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -19,44 +20,6 @@ namespace cudnnctl::txn {
 using nlohmann::json;
 
 namespace {
-
-// Every existing ancestor of `dir` (inclusive), outermost first.
-std::vector<fs::path> ancestors(const fs::path& dir) {
-  std::vector<fs::path> out;
-  fs::path p = dir;
-  while (true) {
-    out.push_back(p);
-    if (!p.has_parent_path() || p.parent_path() == p) {
-      break;
-    }
-    p = p.parent_path();
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
-Status check_dir_chain(const fs::path& dir, const char* what) {
-  uid_t me = ::geteuid();
-  for (const auto& p : ancestors(dir)) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) {
-      break; // the rest will be created by us
-    }
-    bool sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
-    bool others_write = (st.st_mode & S_IWOTH) && !sticky_root;
-    bool group_write = (st.st_mode & S_IWGRP) && st.st_gid != 0 && !sticky_root;
-    bool foreign_owner = st.st_uid != 0 && st.st_uid != me;
-    if (others_write || group_write || foreign_owner) {
-      return fail(
-          ErrorCode::environment,
-          std::string("refusing to manage ") + what + " " + dir.string() + ": " + p.string() +
-              (foreign_owner ? " is owned by another user" : " is writable by other users") +
-              " (a root tool must not act on paths others can replace; fix its "
-              "owner/mode or choose another --prefix/--root)");
-    }
-  }
-  return {};
-}
 
 void sweep_dir(const fs::path& dir, const std::function<bool(const std::string&)>& leftover,
                std::vector<std::string>& done) {
@@ -284,9 +247,21 @@ Result<std::vector<std::string>> Recovery::run(const Site& site) {
 }
 
 Status check_ownership(const store::Layout& layout) {
-  TRY(check_dir_chain(layout.prefix_dir(), "prefix"));
-  TRY(check_dir_chain(layout.state_dir(), "state directory"));
-  TRY(check_dir_chain(layout.cache_dir(), "cache directory"));
+  TRY_ASSIGN(util::TrustedDir prefix,
+             util::walk_trusted(layout.root(), layout.sys_prefix(), "the prefix"));
+  if (prefix.complete) {
+    // Inside the prefix too: whoever can write store/ or generations/ can swap the active entry.
+    for (const char* sub : {"store", "generations"}) {
+      TRY_ASSIGN(util::TrustedDir dir,
+                 util::walk_trusted(layout.root(), layout.sys_prefix() / sub, "the prefix"));
+      if (dir.complete) {
+        TRY(util::check_trusted_children(dir, "the prefix"));
+      }
+    }
+  }
+  TRY(util::walk_trusted(layout.root(), "/var/lib/cudnnctl", "the state directory"));
+  TRY(util::walk_trusted(layout.root(), "/var/cache/cudnnctl", "the cache directory"));
+  TRY(util::walk_trusted(layout.root(), "/etc/ld.so.conf.d", "the loader drop-in directory"));
   return {};
 }
 
@@ -297,6 +272,11 @@ Result<std::vector<std::string>> recover(const Site& site) {
 bool journal_pending(const store::Layout& layout) {
   auto journal = read_journal(layout);
   return !journal || *journal;
+}
+
+std::optional<std::string> journal_unreadable(const store::Layout& layout) {
+  auto journal = read_journal(layout);
+  return journal ? std::nullopt : std::optional<std::string>(journal.error().message);
 }
 
 Result<Lock> Lock::take(const Site& site) {

@@ -9,6 +9,7 @@
 #include "txn/transaction.hpp"
 #include "util/result.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,14 @@ namespace cudnnctl::txn {
 
 // --- Interface ---
 
-// Refuses a prefix, state or cache directory that users other than root (and us) could
-// write: a root tool must not act on paths others can swap. World-writable sticky
-// directories owned by root (/tmp) are accepted. Error: ErrorCode::environment.
+// Refuses a prefix (with its store/ and generations/ directories and every name in them),
+// state, cache or loader drop-in directory that users other than root (and us) could write,
+// or that lies behind a symlink they own: a root tool must not act on paths others can swap.
+// Each path is walked from "/" with openat(O_NOFOLLOW) (util::walk_trusted); a root-owned
+// symlink is followed inside the root and its target judged. World-writable sticky
+// directories owned by root (/tmp) are accepted. Error: ErrorCode::environment naming the
+// path, the owner and the mode. Lock::take runs it before taking the lock; TODO(#14, B1): run it
+// again under the lock.
 [[nodiscard]] Status check_ownership(const store::Layout& layout);
 
 // Replays the journal an interrupted command left (nothing when there is none), then sweeps
@@ -28,5 +34,8 @@ namespace cudnnctl::txn {
 
 // True when a journal is present (readable or not): an interrupted transaction is pending.
 [[nodiscard]] bool journal_pending(const store::Layout& layout);
+
+// Why the journal present cannot be read (a FIFO planted at its path, a torn file), if so.
+[[nodiscard]] std::optional<std::string> journal_unreadable(const store::Layout& layout);
 
 } // namespace cudnnctl::txn

@@ -72,10 +72,14 @@ Status write_all(int fd, const void* data, size_t size, std::string_view what) {
 
 Result<std::string> read_file(const fs::path& path, size_t max_size) {
   TRY_ASSIGN(Fd fd, open_fd(path, O_RDONLY));
+  return read_fd(fd.get(), path, max_size);
+}
+
+Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size) {
   std::string out;
   char buf[65536];
   while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
@@ -150,12 +154,21 @@ bool is_tmp_name(std::string_view filename) {
   return filename.find(".tmp.") != std::string_view::npos;
 }
 
+static fs::path temp_in(const fs::path& dir, const fs::path& target) {
+  return dir / ("." + target.filename().string() + ".tmp." + random_hex());
+}
+
 static fs::path temp_sibling(const fs::path& target) {
-  return target.parent_path() / ("." + target.filename().string() + ".tmp." + random_hex());
+  return temp_in(target.parent_path(), target);
 }
 
 Result<AtomicFile> AtomicFile::create(const fs::path& target, mode_t mode) {
-  fs::path tmp = temp_sibling(target);
+  return create_in(target, target.parent_path(), mode);
+}
+
+Result<AtomicFile> AtomicFile::create_in(const fs::path& target, const fs::path& tmp_dir,
+                                         mode_t mode) {
+  fs::path tmp = temp_in(tmp_dir, target);
   TRY_ASSIGN(Fd fd, open_fd(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode));
   // open(2) applies the umask; make the mode exact.
   if (::fchmod(fd.get(), mode) != 0) {

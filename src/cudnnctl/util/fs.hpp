@@ -52,6 +52,10 @@ enum class Fsync { no, yes };
 // Reads a whole file (at most `max_size` bytes, else a usage error).
 [[nodiscard]] Result<std::string> read_file(const fs::path& path, size_t max_size = 64u << 20);
 
+// The rest of the open descriptor `fd` (at most `max_size` bytes, else a usage error naming
+// `path`).
+[[nodiscard]] Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size);
+
 // fsync of a directory through an O_RDONLY|O_DIRECTORY descriptor (O_PATH gives EBADF).
 [[nodiscard]] Status fsync_dir(const fs::path& dir);
 
@@ -62,6 +66,10 @@ class AtomicFile {
 public:
   // Creates the temporary beside `target`.
   [[nodiscard]] static Result<AtomicFile> create(const fs::path& target, mode_t mode = 0644);
+  // Creates the temporary in `tmp_dir` (on the target's filesystem), e.g. where a web server
+  // serving the target's directory does not look.
+  [[nodiscard]] static Result<AtomicFile> create_in(const fs::path& target, const fs::path& tmp_dir,
+                                                    mode_t mode = 0644);
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&&) = delete;
   AtomicFile(const AtomicFile&) = delete;

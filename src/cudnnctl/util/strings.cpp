@@ -68,6 +68,58 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+std::string fixed(double v, int decimals, ShowSign sign) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, sign == ShowSign::yes ? "%+.*f" : "%.*f", decimals, v);
+  return buf;
+}
+
+size_t utf8_sequence_length(std::string_view s) {
+  if (s.empty()) {
+    return 0;
+  }
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  if (b0 < 0x80) {
+    return 1;
+  }
+  size_t n = 0;
+  unsigned lo = 0x80, hi = 0xbf; // allowed range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    n = 2;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    n = 3;
+    lo = b0 == 0xe0 ? 0xa0 : 0x80; // no overlong forms
+    hi = b0 == 0xed ? 0x9f : 0xbf; // no surrogates
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    n = 4;
+    lo = b0 == 0xf0 ? 0x90 : 0x80;
+    hi = b0 == 0xf4 ? 0x8f : 0xbf; // at most U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n) {
+    return 0;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xbf)) {
+      return 0;
+    }
+  }
+  return n;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  while (!s.empty()) {
+    size_t n = utf8_sequence_length(s);
+    if (n == 0) {
+      return false;
+    }
+    s.remove_prefix(n);
+  }
+  return true;
+}
+
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

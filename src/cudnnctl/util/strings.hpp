@@ -19,6 +19,14 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 // Strict unsigned decimal parse (digits only, no sign, no overflow).
 std::optional<uint64_t> parse_u64(std::string_view s);
+// `v` with `decimals` decimals ("14895.8"); ShowSign::yes: always with its sign ("+5.2").
+enum class ShowSign { no, yes };
+std::string fixed(double v, int decimals, ShowSign sign = ShowSign::no);
+// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at
+// most U+10FFFF) at the start of `s`, or 0 when it does not start with one (or is empty).
+size_t utf8_sequence_length(std::string_view s);
+// True when all of `s` is well-formed UTF-8 (what JSON text needs).
+bool is_valid_utf8(std::string_view s);
 // "1.5 GiB", "320 KiB", "12 B".
 std::string human_bytes(uint64_t bytes);
 // Current UTC time as "2026-11-30T03:50:47Z".

@@ -313,6 +313,9 @@ for m in src.getmembers():
     dst.addfile(m, io.BytesIO(data) if data is not None else None)
 dst.close()
 PY
+# with a list beside it (restore refuses a backup without one: issue 14, B14), so that what
+# refuses it is the member's own sha256
+cp "$E2E_TMP/export.tar.gz.sha256" "$E2E_TMP/tampered.tar.gz.sha256"
 RC_=$(new_root)
 tree_snapshot "$RC_" >"$E2E_TMP/rc.before"
 expect_exit 4 cudnnctl --root "$RC_" restore "$E2E_TMP/tampered.tar.gz" --json

@@ -245,6 +245,7 @@ N=$((N + 1))
 TEST "a lock held by a live process: exit 6 naming it; --lock-timeout 2 waits, then exit 6"
 R=$(cr_copy one lock)
 coproc HOLDER { flock "$R/var/lib/cudnnctl/lock" bash -c 'echo locked; read -r _'; }
+holder_pid=$HOLDER_PID # bash unsets HOLDER_PID once the coprocess has ended
 read -r line <&"${HOLDER[0]}"
 expect_eq "$line" locked "holder started"
 expect_exit 6 ctl "$R" --lock-timeout 0 install 8.9.7
@@ -256,7 +257,7 @@ dt=$((($(date +%s%N) - t0) / 1000000))
 expect_json 'd["error"]["code"]' busy
 cr_check "$R" --allowed 1 --clean --loader --history-count 1
 echo done >&"${HOLDER[1]}"
-wait "$HOLDER_PID" 2>/dev/null || true
+wait "$holder_pid" 2>/dev/null || true
 expect_exit 0 ctl "$R" --lock-timeout 0 install 8.9.7
 N=$((N + 1))
 

@@ -1,1 +1,0 @@
-../../../library/cudnnctl.py

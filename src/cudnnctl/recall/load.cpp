@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading keys.d and recalls.d under a root and deciding, list by list, what applies.
+#include "recall/recall.hpp"
+#include "recall/signature.hpp"
+#include "util/fs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cudnnctl::recall {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t k_max_list = 4u << 20;
+constexpr size_t k_max_key = 64u << 10;
+
+bool candidate_name(const std::string& name, std::string_view suffix) {
+  return name.ends_with(suffix) && !name.starts_with(".") && !util::is_tmp_name(name);
+}
+
+// Names in `dir`; a directory that exists but cannot be listed is an error (a list that
+// silently disappears would un-recall its releases).
+Result<std::vector<std::string>> names_in(const fs::path& dir, const std::string& shown) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return std::vector<std::string>{};
+    }
+    return fail_errno("cannot read " + shown, errno);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return fail(ErrorCode::usage, shown + " is not a directory");
+  }
+  if (::access(dir.c_str(), R_OK | X_OK) != 0) {
+    return fail_errno("cannot read " + shown, errno);
+  }
+  return util::dir_names(dir);
+}
+
+std::vector<PublicKey> load_keys(const fs::path& root, std::vector<std::string>& warnings,
+                                 const std::vector<std::string>& names) {
+  std::vector<PublicKey> keys;
+  for (const auto& name : names) {
+    if (!candidate_name(name, ".pem")) {
+      continue;
+    }
+    std::string shown = std::string(k_keys_dir) + "/" + name;
+    auto text = util::read_file(util::under_root(root, shown), k_max_key);
+    if (!text) {
+      warnings.push_back("recall key " + shown + " skipped: " + text.error().message);
+      continue;
+    }
+    auto key = PublicKey::from_pem(*text, shown);
+    if (!key) {
+      warnings.push_back("recall key skipped: " + key.error().message);
+      continue;
+    }
+    keys.push_back(std::move(*key));
+  }
+  return keys;
+}
+
+} // namespace
+
+Result<RecallSet> load_recalls(const fs::path& root, const Policy& policy) {
+  RecallSet set;
+  TRY_ASSIGN(auto key_names, names_in(util::under_root(root, k_keys_dir), k_keys_dir));
+  TRY_ASSIGN(auto list_names, names_in(util::under_root(root, k_recalls_dir), k_recalls_dir));
+  std::vector<PublicKey> keys = load_keys(root, set.m_warnings, key_names);
+  const std::string strict_hint = " (require_signed_recalls is set in /etc/cudnnctl/config.toml)";
+
+  for (const auto& name : list_names) {
+    if (candidate_name(name, ".json.sig")) {
+      std::string list = name.substr(0, name.size() - 4);
+      if (std::find(list_names.begin(), list_names.end(), list) == list_names.end()) {
+        set.m_warnings.push_back("recall signature " + std::string(k_recalls_dir) + "/" + name +
+                                 " has no list beside it; ignored");
+      }
+      continue;
+    }
+    if (!candidate_name(name, ".json")) {
+      continue;
+    }
+    ListStatus st;
+    st.path = std::string(k_recalls_dir) + "/" + name;
+    // A list is ignored (lenient) or refused (strict) with one line saying why.
+    auto reject = [&](ListState state, std::string why, ErrorCode strict_code) -> Status {
+      st.state = state;
+      st.message = st.path + ": " + why;
+      if (policy.require_signed) {
+        return fail(strict_code, "recall list " + st.message + strict_hint);
+      }
+      set.m_warnings.push_back("recall list " + st.message + "; ignored");
+      set.m_lists.push_back(st);
+      return {};
+    };
+    auto text = util::read_file(util::under_root(root, st.path), k_max_list);
+    if (!text) {
+      TRY(reject(ListState::malformed, "cannot be read: " + text.error().message,
+                 ErrorCode::usage));
+      continue;
+    }
+    fs::path sig_path = util::under_root(root, st.path + ".sig");
+    if (!util::exists_nofollow(sig_path)) {
+      TRY(reject(ListState::unsigned_list,
+                 "not signed (no " + name +
+                     ".sig beside it: sign the exact bytes with openssl pkeyutl -sign -rawin)",
+                 ErrorCode::integrity));
+      continue;
+    }
+    auto sig = util::read_file(sig_path, 4096);
+    if (!sig || sig->size() != k_ed25519_signature_size) {
+      TRY(reject(ListState::bad_signature,
+                 name + ".sig is not a raw 64-byte Ed25519 signature (write it with openssl "
+                        "pkeyutl -sign -rawin, not base64 or PEM)",
+                 ErrorCode::integrity));
+      continue;
+    }
+    if (keys.empty()) {
+      TRY(reject(ListState::no_keys,
+                 "cannot be checked: no Ed25519 public key in " + std::string(k_keys_dir) +
+                     " (install the signer's key there as a .pem file)",
+                 ErrorCode::integrity));
+      continue;
+    }
+    bool verified = false;
+    for (const auto& key : keys) {
+      TRY_ASSIGN(bool ok, key.verify(*text, *sig));
+      verified = verified || ok;
+    }
+    if (!verified) {
+      TRY(reject(ListState::bad_signature,
+                 "the signature does not verify with any of the " + std::to_string(keys.size()) +
+                     " key(s) in " + k_keys_dir +
+                     " (signed by another key, or the file changed after signing)",
+                 ErrorCode::integrity));
+      continue;
+    }
+    auto parsed = parse_recall_list(*text, st.path, &st.expires);
+    if (!parsed) {
+      std::string why = parsed.error().message.substr(st.path.size() + 2);
+      TRY(reject(ListState::malformed, "signed but malformed: " + why, ErrorCode::usage));
+      continue;
+    }
+    if (st.expires && !policy.today.empty() && policy.today > *st.expires) {
+      if (policy.require_signed) {
+        return fail(ErrorCode::integrity, "recall list " + st.path + " expired on " + *st.expires +
+                                              ": install a current list" + strict_hint);
+      }
+      st.state = ListState::expired;
+      st.message = st.path + ": expired on " + *st.expires +
+                   ": its recalls still apply, but newer ones may be missing (install a "
+                   "current list)";
+      set.m_warnings.push_back("recall list " + st.message);
+    }
+    st.recalls = parsed->size();
+    for (auto& r : *parsed) {
+      set.m_recalls.push_back(std::move(r));
+    }
+    set.m_lists.push_back(std::move(st));
+  }
+  return set;
+}
+
+} // namespace cudnnctl::recall

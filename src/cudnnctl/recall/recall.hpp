@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Signed recall lists: releases a site (or its vendor) says must not be installed.
+//
+// Format (DESIGN.md, "Recalls"): <root>/etc/cudnnctl/recalls.d/<name>.json =
+//   {"schema": 1, "expires": "YYYY-MM-DD" (optional),
+//    "recalls": [{"version": "9.10.0" | "9.10.0.56", "cuda": "12" (optional),
+//                 "reason": "...", "url": "..." (optional)}]}
+// valid only with <name>.json.sig beside it: the raw 64-byte Ed25519 signature of the file's
+// exact bytes (`openssl pkeyutl -sign -rawin`), by a PEM public key in
+// <root>/etc/cudnnctl/keys.d/*.pem, verified through OpenSSL EVP.
+//
+// Policy (docs/COMPAT.md):
+//   - unsigned, badly signed (or by an unknown key), uncheckable (no key) and malformed
+//     lists are ignored with a warning; under `require_signed_recalls = true` loading fails
+//     instead (ErrorCode::integrity for signature and expiry problems, ErrorCode::usage for a
+//     signed but malformed list);
+//   - an expired list (today, UTC, after "expires") still applies its recalls, which are
+//     genuine statements of the signer, with a warning that newer ones may be missing; under
+//     require_signed_recalls it is refused (ErrorCode::integrity).
+//
+// Wiring (for the commands that act on recalls): install/use call load_recalls() and refuse
+// set.find_recall(full_version, cuda) with ErrorCode::requirement (exit 7; --force
+// overrides); check/verify/doctor report an active recalled build (exit 8); mirror copies
+// every list whose state is valid or expired together with its .sig (RecallSet::lists());
+// the Ansible module reads them from --json. Reading only: nothing is written, no lock.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudnnctl::recall {
+
+// --- Interface ---
+
+inline constexpr const char* k_recalls_dir = "/etc/cudnnctl/recalls.d";
+inline constexpr const char* k_keys_dir = "/etc/cudnnctl/keys.d";
+
+struct Recall {
+  std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build
+  std::optional<int> cuda; // only builds for this CUDA major; nullopt: every variant
+  std::string reason;
+  std::string url;  // "" when the list gives none
+  std::string list; // the list it came from, a path inside the root
+};
+
+enum class ListState {
+  valid,         // signature verified, well-formed, not expired: applied
+  expired,       // signature verified, past "expires": applied, with a warning
+  unsigned_list, // no <name>.json.sig: ignored
+  bad_signature, // the signature does not verify with any key (or is not 64 bytes): ignored
+  no_keys,       // no usable key in keys.d to check it with: ignored
+  malformed,     // signed, but not the format above: ignored
+};
+const char* state_name(ListState s);
+
+struct ListStatus {
+  std::string path; // inside the root: /etc/cudnnctl/recalls.d/site.json
+  ListState state = ListState::valid;
+  std::string message; // one line saying what is wrong and what to do; "" when valid
+  std::optional<std::string> expires;
+  size_t recalls = 0; // entries applied from it
+};
+
+struct Policy {
+  bool require_signed = false; // config require_signed_recalls
+  std::string today;           // "YYYY-MM-DD" (UTC) to compare "expires" with: today_utc()
+};
+
+class RecallSet {
+public:
+  // The recall covering cuDNN `version` built for CUDA `cuda`, or nullptr.
+  //   version: pass the full 4-component version from the manifest ("9.10.0.56"). A recall
+  //     of "9.10.0" covers every build of 9.10.0; a recall of "9.10.0.56" only that build. A
+  //     3-component query (a label) also matches 4-component recalls of the release: some
+  //     build of it is recalled, which is the safe answer when the build is not known.
+  //   cuda: the build's CUDA major; nullopt (not known) matches CUDA-specific recalls too.
+  [[nodiscard]] const Recall* find_recall(std::string_view version, std::optional<int> cuda) const;
+
+  const std::vector<Recall>& recalls() const { return m_recalls; }
+  // Every list found, with its state (for doctor, mirror and --json).
+  const std::vector<ListStatus>& lists() const { return m_lists; }
+  // One line per ignored or expired list and per unusable key file.
+  const std::vector<std::string>& warnings() const { return m_warnings; }
+
+private:
+  friend Result<RecallSet> load_recalls(const std::filesystem::path& root, const Policy& policy);
+  std::vector<Recall> m_recalls;
+  std::vector<ListStatus> m_lists;
+  std::vector<std::string> m_warnings;
+};
+
+// Reads keys.d and recalls.d under `root` and applies `policy`. A missing directory is no
+// list. Errors only under policy.require_signed (see above) or when a directory exists but
+// cannot be read (ErrorCode::environment).
+[[nodiscard]] Result<RecallSet> load_recalls(const std::filesystem::path& root,
+                                             const Policy& policy);
+
+// Parses one list's text (already verified). `path` names it in errors and in Recall::list.
+// Malformed: ErrorCode::usage "<path>: <what>".
+[[nodiscard]] Result<std::vector<Recall>>
+parse_recall_list(std::string_view text, const std::string& path,
+                  std::optional<std::string>* expires = nullptr);
+
+// Today's date in UTC, "YYYY-MM-DD".
+std::string today_utc();
+
+} // namespace cudnnctl::recall

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// Signed recall lists with real Ed25519 keys made at test time by the openssl CLI (genpkey,
+// pkey -pubout, pkeyutl -sign -rawin): good, bad and missing signatures, an unknown key, a
+// key of another type, expiry, malformed lists, version and full-version matching,
+// CUDA-specific recalls, and the require_signed_recalls policy.
+#include "recall/recall.hpp"
+#include "recall_test_util.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+using namespace cudnnctl;
+namespace fs = std::filesystem;
+
+namespace {
+
+using test_util::read;
+using test_util::Signer;
+using test_util::write;
+
+fs::path fresh_root(const std::string& name) {
+  fs::path r = fs::current_path() / ("recall-" + name);
+  fs::remove_all(r);
+  fs::create_directories(r / "etc/cudnnctl");
+  return r;
+}
+
+fs::path list_path(const fs::path& root, const std::string& name) {
+  return root / "etc/cudnnctl/recalls.d" / (name + ".json");
+}
+
+const char* const k_list = R"({"schema": 1, "recalls": [
+  {"version": "9.10.0.56", "reason": "segfault in CI", "url": "https://github.com/pytorch/pytorch/pull/168378"},
+  {"version": "9.5.1", "cuda": "12", "reason": "XLA autotune failures"}
+]})";
+
+recall::Policy lenient(std::string today = "2026-06-01") {
+  return {false, std::move(today)};
+}
+recall::Policy strict(std::string today = "2026-06-01") {
+  return {true, std::move(today)};
+}
+
+} // namespace
+
+TEST_CASE("recall: a list signed by a key in keys.d applies", "[recall]") {
+  fs::path root = fresh_root("good");
+  Signer s(fs::current_path() / "keys-good", "site");
+  s.install(root);
+  write(list_path(root, "site"), k_list);
+  s.sign(list_path(root, "site"));
+
+  for (auto policy : {lenient(), strict()}) {
+    auto set = recall::load_recalls(root, policy);
+    REQUIRE(set);
+    CHECK(set->warnings().empty());
+    REQUIRE(set->lists().size() == 1);
+    CHECK(set->lists()[0].state == recall::ListState::valid);
+    CHECK(set->lists()[0].path == "/etc/cudnnctl/recalls.d/site.json");
+    CHECK(set->lists()[0].recalls == 2);
+    REQUIRE(set->recalls().size() == 2);
+
+    // A full version recalls that build only.
+    const auto* hit = set->find_recall("9.10.0.56", 12);
+    REQUIRE(hit);
+    CHECK(hit->reason == "segfault in CI");
+    CHECK(hit->url == "https://github.com/pytorch/pytorch/pull/168378");
+    CHECK(hit->list == "/etc/cudnnctl/recalls.d/site.json");
+    CHECK(set->find_recall("9.10.0.56", 11)); // no "cuda": every variant
+    CHECK_FALSE(set->find_recall("9.10.0.57", 12));
+    CHECK_FALSE(set->find_recall("9.10.1.4", 12));
+    // A label: some build of 9.10.0 is recalled.
+    CHECK(set->find_recall("9.10.0", std::nullopt));
+
+    // A release ("9.5.1") recalls every build of it, for CUDA 12 only.
+    CHECK(set->find_recall("9.5.1.17", 12));
+    CHECK(set->find_recall("9.5.1.18", 12));
+    CHECK_FALSE(set->find_recall("9.5.1.17", 11));
+    CHECK(set->find_recall("9.5.1.17", std::nullopt)); // CUDA unknown: the safe answer
+    CHECK_FALSE(set->find_recall("9.5.0.50", 12));
+    CHECK_FALSE(set->find_recall("9.51.0.1", 12));
+  }
+}
+
+TEST_CASE("recall: bad, missing and foreign signatures", "[recall]") {
+  fs::path root = fresh_root("bad");
+  Signer site(fs::current_path() / "keys-bad", "site");
+  Signer other(fs::current_path() / "keys-bad", "other");
+  site.install(root);
+
+  SECTION("a byte changed after signing") {
+    write(list_path(root, "a"), k_list);
+    site.sign(list_path(root, "a"));
+    std::string text = read(list_path(root, "a"));
+    text[text.find("segfault")] = 'S';
+    write(list_path(root, "a"), text);
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->recalls().empty());
+    REQUIRE(set->lists().size() == 1);
+    CHECK(set->lists()[0].state == recall::ListState::bad_signature);
+    REQUIRE(set->warnings().size() == 1);
+    CHECK_THAT(set->warnings()[0], Catch::Contains("does not verify with any of the 1 key(s)"));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("ignored"));
+    auto refused = recall::load_recalls(root, strict());
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::integrity);
+    CHECK_THAT(refused.error().message, Catch::Contains("require_signed_recalls"));
+  }
+  SECTION("no signature") {
+    write(list_path(root, "b"), k_list);
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->recalls().empty());
+    CHECK(set->lists()[0].state == recall::ListState::unsigned_list);
+    CHECK_THAT(set->warnings()[0], Catch::Contains("not signed (no b.json.sig"));
+    auto refused = recall::load_recalls(root, strict());
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::integrity);
+  }
+  SECTION("signed by a key that is not in keys.d") {
+    write(list_path(root, "c"), k_list);
+    other.sign(list_path(root, "c"));
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->recalls().empty());
+    CHECK(set->lists()[0].state == recall::ListState::bad_signature);
+    // ... and valid once the signer's key is installed too.
+    other.install(root);
+    auto again = recall::load_recalls(root, strict());
+    REQUIRE(again);
+    CHECK(again->recalls().size() == 2);
+  }
+  SECTION("a signature that is not raw Ed25519") {
+    write(list_path(root, "d"), k_list);
+    write(list_path(root, "d").string() + ".sig", "c2lnbmF0dXJl\n");
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->lists()[0].state == recall::ListState::bad_signature);
+    CHECK_THAT(set->warnings()[0], Catch::Contains("not a raw 64-byte Ed25519 signature"));
+  }
+  SECTION("no key at all") {
+    fs::remove_all(root / "etc/cudnnctl/keys.d");
+    write(list_path(root, "e"), k_list);
+    site.sign(list_path(root, "e"));
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->lists()[0].state == recall::ListState::no_keys);
+    CHECK_FALSE(recall::load_recalls(root, strict()));
+  }
+  SECTION("a key of another type is skipped with a warning") {
+    Signer ec(fs::current_path() / "keys-bad", "ec", "EC");
+    ec.install(root);
+    write(root / "etc/cudnnctl/keys.d/junk.pem", "not a key\n");
+    write(list_path(root, "f"), k_list);
+    site.sign(list_path(root, "f"));
+    auto set = recall::load_recalls(root, strict());
+    REQUIRE(set);
+    CHECK(set->recalls().size() == 2);
+    REQUIRE(set->warnings().size() == 2);
+    CHECK_THAT(set->warnings()[0], Catch::Contains("ec.pem"));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("not Ed25519"));
+    CHECK_THAT(set->warnings()[1], Catch::Contains("junk.pem: not a PEM public key"));
+  }
+}
+
+TEST_CASE("recall: expired and malformed lists", "[recall]") {
+  fs::path root = fresh_root("expiry");
+  Signer s(fs::current_path() / "keys-expiry", "site");
+  s.install(root);
+  auto put = [&](const std::string& name, const std::string& text) {
+    write(list_path(root, name), text);
+    s.sign(list_path(root, name));
+  };
+
+  SECTION("expired: still applied, with a warning; refused under require_signed_recalls") {
+    put("old", R"({"schema": 1, "expires": "2026-05-31", "recalls": [
+                    {"version": "9.10.0", "reason": "bad"}]})");
+    auto same_day = recall::load_recalls(root, lenient("2026-05-31"));
+    REQUIRE(same_day);
+    CHECK(same_day->lists()[0].state == recall::ListState::valid);
+    auto set = recall::load_recalls(root, lenient("2026-06-01"));
+    REQUIRE(set);
+    CHECK(set->lists()[0].state == recall::ListState::expired);
+    CHECK(set->lists()[0].expires == "2026-05-31");
+    CHECK(set->find_recall("9.10.0.56", 12));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("expired on 2026-05-31"));
+    auto refused = recall::load_recalls(root, strict("2026-06-01"));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::integrity);
+  }
+  SECTION("malformed but signed: ignored, or a usage error under the policy") {
+    const char* bad[] = {
+        "{\"schema\": 1, \"recalls\": [",
+        R"({"schema": 2, "recalls": []})",
+        R"({"schema": 1})",
+        R"({"schema": 1, "expiry": "2030-01-01", "recalls": []})",
+        R"({"schema": 1, "expires": "soon", "recalls": []})",
+        R"({"schema": 1, "recalls": [{"version": "9.10", "reason": "x"}]})",
+        R"({"schema": 1, "recalls": [{"version": "9.10.0.56.1", "reason": "x"}]})",
+        R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": ""}]})",
+        R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": "x", "cuda": "twelve"}]})",
+        R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": "x", "severity": 1}]})",
+    };
+    int i = 0;
+    for (const char* text : bad) {
+      INFO(text);
+      std::string name = "m" + std::to_string(i++);
+      put(name, text);
+      auto set = recall::load_recalls(root, lenient());
+      REQUIRE(set);
+      CHECK(set->recalls().empty());
+      CHECK(set->lists().back().state == recall::ListState::malformed);
+      CHECK_THAT(set->warnings().back(), Catch::Contains("signed but malformed"));
+      auto refused = recall::load_recalls(root, strict());
+      REQUIRE_FALSE(refused);
+      CHECK(refused.error().code == ErrorCode::usage);
+      fs::remove(list_path(root, name));
+      fs::remove(list_path(root, name).string() + ".sig");
+    }
+  }
+  SECTION("a CUDA major given as a number is accepted") {
+    put("num", R"({"schema": 1, "recalls": [{"version": "9.5.1", "cuda": 12, "reason": "x"}]})");
+    auto set = recall::load_recalls(root, strict());
+    REQUIRE(set);
+    CHECK(set->find_recall("9.5.1.17", 12));
+    CHECK_FALSE(set->find_recall("9.5.1.17", 13));
+  }
+}
+
+TEST_CASE("recall: directories, names and an empty root", "[recall]") {
+  fs::path root = fresh_root("dirs");
+  auto none = recall::load_recalls(root, strict());
+  REQUIRE(none);
+  CHECK(none->lists().empty());
+  CHECK(none->recalls().empty());
+  Signer s(fs::current_path() / "keys-dirs", "site");
+  s.install(root);
+  write(list_path(root, "site"), k_list);
+  s.sign(list_path(root, "site"));
+  write(root / "etc/cudnnctl/recalls.d/README", "not a list\n");
+  write(root / "etc/cudnnctl/recalls.d/.hidden.json", "{");
+  write(root / "etc/cudnnctl/recalls.d/site.json.tmp.abc", "{");
+  write(root / "etc/cudnnctl/recalls.d/orphan.json.sig", std::string(64, 'x'));
+  auto set = recall::load_recalls(root, strict());
+  REQUIRE(set);
+  CHECK(set->lists().size() == 1);
+  CHECK(set->recalls().size() == 2);
+  REQUIRE(set->warnings().size() == 1);
+  CHECK_THAT(set->warnings()[0], Catch::Contains("orphan.json.sig has no list beside it"));
+  CHECK(recall::today_utc().size() == 10);
+}
