@@ -53,7 +53,7 @@ std::vector<std::string> home_dirs(const RootFs& fs, const std::string& home, bo
   return out;
 }
 
-std::string major_of(const std::string& version) {
+std::string leading_number(const std::string& version) {
   return util::split(version, '.')[0];
 }
 
@@ -83,12 +83,12 @@ void home_completeness(DoctorReport& r, const FindingContext& ctx) {
 
 // Headers a build finds first (the default include path, then the CUDA home) of another
 // major than the libcudnn a plain process loads.
-void header_major(DoctorReport& r, const FindingContext& ctx) {
+void headers_of_other_major(DoctorReport& r, const FindingContext& ctx) {
   std::vector<std::string> loaded;
   for (const auto& c : r.resolution) {
     const Install* i = r.install(c.shim.install);
     if (c.kind == "process" && c.shim.path && i && i->version) {
-      loaded.push_back(major_of(*i->version));
+      loaded.push_back(leading_number(*i->version));
     }
   }
   if (loaded.empty()) {
@@ -116,7 +116,7 @@ void header_major(DoctorReport& r, const FindingContext& ctx) {
       continue;
     }
     default_seen = default_seen || !in_home;
-    std::string m = major_of(*h->version);
+    std::string m = leading_number(*h->version);
     if (std::find(loaded.begin(), loaded.end(), m) != loaded.end()) {
       continue;
     }
@@ -159,7 +159,7 @@ void add_home_findings(DoctorReport& r, const FindingContext& ctx) {
   if (!ctx.cuda_home.empty()) {
     home_completeness(r, ctx);
   }
-  header_major(r, ctx);
+  headers_of_other_major(r, ctx);
   env_include(r, ctx);
 }
 
