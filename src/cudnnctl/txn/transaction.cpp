@@ -3,6 +3,7 @@
 #include "txn/transaction.hpp"
 
 #include "integrate/active.hpp"
+#include "integrate/home_links.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
 #include "store/view.hpp"
@@ -276,6 +277,9 @@ Status Transaction::flip() {
     // The journal on disk already names the generation this switch goes to; recovery needs
     // no more to undo or roll forward.
     m_jr.phase = Phase::switching;
+    // A managed CUDA home the switch would leave without the new build's files: refused
+    // before the commit point (exit 4).
+    TRY(integrate::check_home_switch(m_site.layout, m_site.config, m_jr.entry));
     TRY(util::hook("before-switch"));
     // The commit point: after this rename every reader sees the new generation.
     TRY(point_current(m_jr.to_generation));
