@@ -27,6 +27,18 @@ json requirements_json(const gates::Requirements& r) {
   if (r.gpus) {
     j["gpus"] = smoke::to_json(*r.gpus)["gpus"];
   }
+  if (!r.gpu_arch.empty()) {
+    json arch = json::array();
+    for (const auto& v : r.gpu_arch) {
+      arch.push_back({{"gpu", v.gpu.index},
+                      {"name", v.gpu.name},
+                      {"compute_capability", v.gpu.compute_capability},
+                      {"verdict", gpu::verdict_name(v.verdict)},
+                      {"message", v.message},
+                      {"source", v.source}});
+    }
+    j["gpu_arch"] = arch;
+  }
   return j;
 }
 

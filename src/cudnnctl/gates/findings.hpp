@@ -4,6 +4,7 @@
 // it as data.checks, data.requirements, data.validation and data.smoke.
 #pragma once
 
+#include "gpu/support.hpp"
 #include "host/host.hpp"
 #include "smoke/runner.hpp"
 #include "store/config.hpp"
@@ -37,6 +38,10 @@ struct Requirements {
   std::optional<std::string> driver;
   std::optional<std::string> driver_minimum;
   std::optional<smoke::SmokeResult> gpus; // --require-gpu: the GPU presence check
+  // The compute-capability gate (gates/gpu_arch.hpp): what cudnnctl-smoke --gpus saw, and the
+  // verdict on each GPU (data.requirements.gpu_arch).
+  std::optional<smoke::SmokeResult> gpu_inventory;
+  std::vector<gpu::GpuVerdict> gpu_arch;
 };
 
 // The failed pre-switch gate and all its problems (data.validation).
