@@ -142,3 +142,43 @@ refused_on 'cc=10.0\nname.0=NVIDIA B200\nkernel=560.35.03\n' nodl914 9.14.0 \
   "GPU 0 (NVIDIA B200, sm 10.0): cuDNN 9.14.0.64 for CUDA 12 needs NVIDIA driver 570.26 or newer on this GPU (the driver is 560.35.03)"
 rm -f "$F/libnvidia-ml.so.1"
 
+TEST "doctor lists each GPU (CC, name, memory, MIG) and flags an active build that cannot run on one"
+cp "$F/libcuda.so.1" "$F/libnvidia-ml.so.1"
+gpus 'devices=2\ncc.0=9.0\ncc.1=6.0\nname.0=NVIDIA H200\nname.1=Tesla P100-PCIE-16GB\nmem.0=143771\nmig.0=on\nkernel=580.159.04\n'
+R=$(new_root)
+expect_exit 0 gi "$R" r914 --json --force install 9.14.0 --no-smoke
+expect_exit 8 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$R" --json doctor
+expect_json '[(g["gpu"], g["name"], g["compute_capability"], g["mig"]) for g in d["data"]["host"]["gpus"]]' \
+  '[[0, "NVIDIA H200", "9.0", "enabled"], [1, "Tesla P100-PCIE-16GB", "6.0", "disabled"]]'
+expect_json 'd["data"]["host"]["gpus"][0]["memory_bytes"]' $((143771 << 20))
+expect_json '[f["severity"] for f in d["data"]["findings"] if f["code"] == "gpu-arch-unsupported"]' '["error"]'
+expect_json '[f["fix"] for f in d["data"]["findings"] if f["code"] == "gpu-arch-unsupported"][0].startswith("cudnnctl install 9.10.2 --cuda 12")' true
+expect_json '"GPU 1 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0 for CUDA 12 has no device code" in [f["message"] for f in d["data"]["findings"] if f["code"] == "gpu-arch-unsupported"][0]' true
+expect_exit 8 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$R" doctor
+expect_contains "$OUT" "GPU 0:           NVIDIA H200, sm 9.0, 140.4 GiB, MIG enabled"
+expect_contains "$OUT" "GPU 1:           Tesla P100-PCIE-16GB, sm 6.0, 16.0 GiB, MIG disabled"
+expect_contains "$OUT" "gpu-arch-unsupported"
+rm -f "$F/libnvidia-ml.so.1"
+# The same store on a node whose GPUs all run it: no finding.
+gpus 'cc=9.0\n'
+expect_exit 0 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$R" --json doctor
+expect_json '[f for f in d["data"]["findings"] if f["code"] == "gpu-arch-unsupported"]' '[]'
+# No GPU: said, no finding.
+expect_exit 0 cudnnctl --root "$R" doctor
+expect_contains "$OUT" "GPUs:            none visible"
+
+TEST "recommend judges the node's GPUs by default (manifests/gpu_support.json), --compute-capability overrides"
+gpus 'devices=2\ncc.0=9.0\ncc.1=7.0\n'
+R=$(new_root)
+expect_exit 0 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$R" --cuda 12 --json recommend
+expect_json 'd["data"]["input"]["compute_capability"]' "9.0, 7.0"
+expect_json '"the node" in d["data"]["input"]["compute_capability_source"]' true
+expect_json 'd["data"]["recommended"]["version"].startswith("9.10.")' true
+expect_json 'any("sm 7.0" in r for x in d["data"]["rejected"] for r in x["reasons"])' true
+expect_exit 0 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$R" --cuda 12 --json recommend --compute-capability 9.0
+expect_json 'd["data"]["input"]["compute_capability"]' "9.0"
+expect_json 'd["data"]["input"]["compute_capability_source"]' "--compute-capability"
+expect_json 'd["data"]["recommended"]["version"].startswith("9.10.")' false
+# No GPU visible and no flag: no compute-capability constraint.
+expect_exit 0 cudnnctl --root "$R" --cuda 12 --json recommend
+expect_json 'd["data"]["input"]["compute_capability"]' null
