@@ -77,6 +77,20 @@ void put_findings(const gates::Findings& f, Report& report) {
   if (f.validation) {
     data["validation"] = {{"gate", f.validation->gate}, {"problems", f.validation->problems}};
   }
+  if (const auto& g = f.perf_gate) {
+    json pg = {{"percent", g->pct},
+               {"status", g->status},
+               {"message", g->message},
+               {"baseline", g->baseline},
+               {"candidate", g->candidate},
+               {"baseline_entry", g->baseline_entry},
+               {"candidate_entry", g->candidate_entry},
+               {"compared", g->compared},
+               {"slower", g->slower}};
+    json run = json::parse(g->run_json, nullptr, false);
+    pg["bench"] = run.is_discarded() ? json(nullptr) : run;
+    data["perf_gate"] = pg;
+  }
   if (f.smoke) {
     data["smoke"] = smoke::to_json(*f.smoke);
   } else if (f.smoke_off) {

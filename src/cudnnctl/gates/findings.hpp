@@ -50,6 +50,17 @@ struct Validation {
   std::vector<std::string> problems;
 };
 
+// The performance gate's verdict (data.perf_gate).
+struct PerfGate {
+  double pct = 0;
+  std::string status; // "passed", "failed", "skipped"
+  std::string message;
+  std::string baseline, candidate; // bench labels (the store entries' versions)
+  std::string baseline_entry, candidate_entry;
+  std::vector<std::string> compared, slower;
+  std::string run_json; // bench::render_json of the quick run ("" when none ran)
+};
+
 struct Findings {
   std::vector<Check> checks; // in the order the gates ran
   Requirements requirements;
@@ -58,6 +69,7 @@ struct Findings {
   // (the human output lists it); smoke_off: turned off by --no-smoke (no line).
   std::optional<smoke::SmokeResult> smoke;
   std::optional<std::string> smoke_off;
+  std::optional<PerfGate> perf_gate;
 
   void check(std::string name, std::string status, std::string message) {
     checks.push_back({std::move(name), std::move(status), std::move(message)});
@@ -82,6 +94,7 @@ struct Demands {
   std::vector<std::string> components; // empty = the default set
   bool no_smoke = false;
   bool require_gpu = false;
+  std::optional<double> perf_gate; // --perf-gate PCT (or config perf_gate): gates/perfgate.hpp
 };
 
 } // namespace cudnnctl::gates
