@@ -86,6 +86,67 @@ expect_exit 2 cudnnctl --root "$R" bench --from "$REC" --versions 9.14.0
 expect_no_file "$R/opt"
 expect_no_file "$R/var"
 
+TEST "install --perf-gate: bad values refused (exit 2); config perf_gate out of range refused"
+R=$(new_root)
+expect_exit 2 cudnnctl --root "$R" --mirror "$URL/a/" --cuda 12 install 9.16.0 --perf-gate 0
+expect_exit 2 cudnnctl --root "$R" --mirror "$URL/a/" --cuda 12 install 9.16.0 --perf-gate abc
+mkdir -p "$R/etc/cudnnctl"
+echo 'perf_gate = 0' >"$R/etc/cudnnctl/config.toml"
+expect_exit 2 cudnnctl --root "$R" --mirror "$URL/a/" --cuda 12 install 9.16.0
+expect_contains "$ERR" "perf_gate must be an integer from 1 to 100"
+expect_no_file "$R/opt/cudnn"
+
+R=$(new_root)
+TEST "fake GPU: install two builds; bench measures both, each in its own child"
+expect_exit 0 gi "$R" a --json install 9.16.0
+expect_json 'd["data"]["smoke"]["status"]' passed
+expect_exit 0 gi "$R" b --json install 9.17.0 --perf-gate 90
+expect_json 'd["data"]["perf_gate"]["status"]' passed
+expect_json 'd["data"]["perf_gate"]["baseline"]' 9.16.0.29
+expect_json 'd["data"]["perf_gate"]["candidate"]' 9.17.0.29
+expect_json 'len(d["data"]["perf_gate"]["compared"])' 3
+expect_json 'sorted(set(s["workload"] for s in d["data"]["perf_gate"]["bench"]["samples"]))' '["bert", "resnet50", "unet3d"]'
+expect_json 'all(s["quick"] for s in d["data"]["perf_gate"]["bench"]["samples"])' true
+expect_json '[c["status"] for c in d["data"]["checks"] if c["name"] == "perf-gate"]' '["passed"]'
+expect_json 'd["active"]["version"]' 9.17.0.29
+expect_exit 0 gi "$R" b --json bench --tiny --iterations 1 --workloads bert,unet3d
+expect_json 'd["data"]["baseline"]' 9.17.0.29
+expect_json 'sorted((s["version"], s["cudnn_version"]) for s in d["data"]["samples"])' \
+  '[["9.16.0.29", 91600], ["9.16.0.29", 91600], ["9.17.0.29", 91700], ["9.17.0.29", 91700]]'
+expect_json 'all(s["shim"].startswith("'"$R"'/opt/cudnn/store/9.1") for s in d["data"]["samples"])' true
+expect_exit 0 gi "$R" b bench --tiny --iterations 1 --workloads unet3d --versions 9.16.0
+expect_contains "$ERR" "bench: unet3d on GPU 0 with 9.16.0.29"
+expect_contains "$ERR" "not a full training"
+expect_not_contains "$OUT" "9.17.0.29"
+
+TEST "fake GPU: --perf-gate fails on a build 30 ms slower per call: rolled back, exit 5, numbers"
+expect_exit 5 gi "$R" slow --json install 9.18.0 --perf-gate 10
+expect_json 'd["error"]["code"]' rolled_back
+expect_error "performance gate failed: 9.18.0.29 is more than 10.0 % slower than 9.17.0.29: resnet50 on GPU 0: "
+expect_error "rolled back to generation 2"
+expect_json 'd["data"]["perf_gate"]["status"]' failed
+expect_json 'len(d["data"]["perf_gate"]["slower"]) >= 1' true
+expect_json 'all(" vs " in s and " %)" in s for s in d["data"]["perf_gate"]["slower"])' true
+expect_exit 0 cudnnctl --root "$R" --json status
+expect_json 'd["active"]["version"]' 9.17.0.29
+# Through the config key, the same verdict.
+mkdir -p "$R/etc/cudnnctl"
+echo 'perf_gate = 10' >"$R/etc/cudnnctl/config.toml"
+expect_exit 5 gi "$R" slow --json install 9.18.0
+expect_json 'd["data"]["perf_gate"]["percent"]' 10.0
+rm "$R/etc/cudnnctl/config.toml"
+
+TEST "--perf-gate without a GPU: skipped with a warning (a failure under --require-gpu)"
+R2=$(new_root)
+expect_exit 0 cudnnctl --root "$R2" --mirror "$URL/a/" --cuda 12 --json install 9.16.0
+expect_exit 0 cudnnctl --root "$R2" --mirror "$URL/b/" --cuda 12 --json install 9.17.0 --perf-gate 5
+expect_json 'd["data"]["perf_gate"]["status"]' skipped
+expect_json 'any(w.startswith("performance gate skipped") for w in d["warnings"])' true
+R3=$(new_root)
+expect_exit 0 gi "$R3" a --json install 9.16.0 --perf-gate 5
+expect_json 'd["data"]["perf_gate"]["status"]' skipped
+expect_json 'd["data"]["perf_gate"]["message"]' "no previous generation to compare with"
+
 TEST "bench --from also reads a whole `cudnnctl --json bench` object"
 R=$(new_root)
 expect_exit 0 cudnnctl --root "$R" --json bench --from "$REC"
