@@ -97,11 +97,14 @@ struct Checker {
     if (in.compute_capability) {
       // manifests/gpu_support.json, read directly: the row of this release and CUDA variant
       // lists the capability or one of the same major with a lower minor.
+      // Rows name releases by three components: 9.10.2.21 is in "9.10.2".
       bool ok = false;
       auto want = ints(*in.compute_capability);
+      auto rel3 = rv; // ints() pads to four components
+      rel3[3] = 0;
       for (const auto& row : cudnnctl::gpu::builtin_support().rows) {
-        bool in_range = row.cuda == cuda && !(rv < ints(row.cudnn_min)) &&
-                        (!row.cudnn_max || !(ints(*row.cudnn_max) < rv));
+        bool in_range = row.cuda == cuda && !(rel3 < ints(row.cudnn_min)) &&
+                        (!row.cudnn_max || !(ints(*row.cudnn_max) < rel3));
         for (const auto& s : row.compute_capabilities) {
           auto have = ints(s);
           ok = ok || (in_range && have[0] == want[0] && have[1] <= want[1]);

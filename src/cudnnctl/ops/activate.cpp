@@ -99,13 +99,8 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
   const store::EntryInfo& e = *matches.front();
   if (const auto* active = view.active_entry(); !active || active->name != e.name) {
     // The node's GPUs against the entry's device code, before the switch (exit 7, --force).
-    manifest::Selection sel;
-    sel.label = e.label;
-    sel.version = e.version;
-    sel.platform = e.platform;
-    sel.cuda_major = e.cuda_major;
     gates::Env env = gates_env(ctx);
-    TRY(gates::gate_gpu_arch(env, sel, out.findings));
+    TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }

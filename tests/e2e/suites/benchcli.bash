@@ -39,11 +39,6 @@ gi() { # gi ROOT MIRROR ARGS...: with the fake GPU visible
   shift 2
   LD_LIBRARY_PATH=$F CUDNNCTL_TEST_BENCH_TINY=1 cudnnctl --root "$root" --mirror "$URL/$mirror/" --cuda 12 "$@"
 }
-expect_error() {
-  local msg
-  msg=$(json_get 'd["error"]["message"]')
-  grep -qF -- "$1" <<<"$msg" || fail "error message lacks '$1': $msg"
-}
 
 TEST "bench --from a recorded H200 run: the table, JSON, CSV and SVG, ratios against --baseline"
 R=$(new_root)

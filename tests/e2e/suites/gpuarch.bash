@@ -36,14 +36,6 @@ gi() {
   shift 2
   LD_LIBRARY_PATH=$F cudnnctl --root "$root" --mirror "$URL/$mirror/" --cuda 12 "$@"
 }
-expect_error() {
-  local msg
-  msg=$(json_get 'd["error"]["message"]')
-  grep -qF -- "$1" <<<"$msg" || fail "error message lacks '$1': $msg"
-}
-expect_check() {
-  expect_json "[c['status'] for c in d['data']['checks'] if c['name'] == '$1']" "[\"$2\"]" "${3:-$OUT}"
-}
 
 # refused_on CONF MIRROR LABEL MESSAGE...: exit 7 before any download, nothing written.
 refused_on() {
