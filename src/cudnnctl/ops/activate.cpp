@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/activate.hpp"
 
+#include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
 #include "manifest/version.hpp"
 #include "util/fs.hpp"
@@ -99,7 +100,13 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
                                       util::join(names, ", ") +
                                       "; give the full version, --cuda or --platform");
   }
-  return activate_entry(ctx, matches.front()->name, "use " + version_arg, demands, out);
+  const store::EntryInfo& e = *matches.front();
+  if (const auto* active = view.active_entry(); !active || active->name != e.name) {
+    // The node's GPUs against the entry's device code, before the switch (exit 7, --force).
+    gates::Env env = gates_env(ctx);
+    TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
+  }
+  return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }
 
 namespace {

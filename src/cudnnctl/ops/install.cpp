@@ -373,11 +373,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   out.version = e.version;
   // The same requirements as a download of that build (CUDA toolkit, driver,
   // --require-gpu): being in the store does not make it fit this host.
-  manifest::Selection sel;
-  sel.label = e.label;
-  sel.version = e.version;
-  sel.platform = e.platform;
-  sel.cuda_major = e.cuda_major;
+  manifest::Selection sel = selection_of(e);
   gates::Env env = gates_env(ctx);
   if (auto ok = gates::check_requirements(env, sel, o.demands(), out.findings); !ok) {
     return ok;

@@ -23,8 +23,11 @@ struct InstallOptions {
   std::vector<std::string> components; // empty = default (runtime, headers)
   bool no_smoke = false;
   bool require_gpu = false;
+  std::optional<double> perf_gate; // --perf-gate PCT, else config perf_gate
 
-  [[nodiscard]] gates::Demands demands() const { return {components, no_smoke, require_gpu}; }
+  [[nodiscard]] gates::Demands demands() const {
+    return {components, no_smoke, require_gpu, perf_gate};
+  }
 };
 
 // Parses "--components runtime,headers,static" into a sorted set; unknown names:
