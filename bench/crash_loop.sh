@@ -9,8 +9,11 @@
 # Environment: CUDNNCTL (default build/bin/cudnnctl), CRASH_LOOP_SEED (default: the time;
 # printed, so a failing run can be replayed), CRASH_LOOP_PAD (bytes of incompressible
 # padding per big library, default 12000000: a ~16 MB archive whose install takes about
-# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc"), E2E_KEEP=1 keeps the
-# work directory. Prints one line per trial and a summary table; exit 1 on any violation
+# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror"),
+# E2E_KEEP=1 keeps the work directory. adopt takes over a hand-made copy of the 9.1.0 release in
+# the root's /usr/local/cuda (every original must still read as its bytes, through a link or
+# as itself); restore imports a backup of generation 2; mirror copies 9.1.0 into a directory
+# outside the root (everything it serves must be complete: byte for byte the source's). Prints one line per trial and a summary table; exit 1 on any violation
 # (the trial's root is kept). Results of the long runs: docs/RELIABILITY.md.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CUDNNCTL=${CUDNNCTL:-$here/../build/bin/cudnnctl}
@@ -22,7 +25,7 @@ require_cudnnctl
 TRIALS=${1:-300}
 SEED=${CRASH_LOOP_SEED:-$(date +%s)}
 PAD=${CRASH_LOOP_PAD:-12000000}
-COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc})
+COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror})
 RANDOM=$SEED
 echo "crash_loop: $TRIALS trials, seed $SEED, padding $PAD bytes, commands ${COMMANDS[*]}" >&2
 
@@ -47,11 +50,45 @@ c "$T/base" install 8.9.7 >/dev/null 2>&1 || fail "setup: install 8.9.7"
 cp -a "$T/base" "$T/gc"
 c "$T/gc" install 9.27.0 >/dev/null 2>&1 || fail "setup: install 9.27.0"
 rm -f "$T/base/var/cache/cudnnctl/"*   # install 9.27.0 downloads (then verifies, extracts)
+c "$T/base" backup --output "$T/gen2.tar.zst" >/dev/null 2>&1 || fail "setup: backup"
+# adopt: an empty root whose CUDA home holds a hand-made 9.1.0 (cp -P, as NVIDIA says)
+r=$(new_root)
+mv "$r" "$T/adopt"
+mkdir -p "$T/rel" "$T/adopt/usr/local/cuda/include" "$T/adopt/usr/local/cuda/lib64"
+tar -xf "$M"/cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz -C "$T/rel" \
+  --strip-components=1
+cp -P "$T/rel"/include/cudnn*.h "$T/adopt/usr/local/cuda/include/"
+cp -P "$T/rel"/lib/libcudnn* "$T/adopt/usr/local/cuda/lib64/"
+echo '#define CUDART_VERSION 12040' >"$T/adopt/usr/local/cuda/include/cuda_runtime_api.h"
+(cd "$T/adopt/usr/local/cuda" && sha256sum include/cudnn*.h lib64/libcudnn*) >"$T/adopt.sums"
 # per command: template, arguments, old generation, new generation
-declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc)
-declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1")
-declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3)
-declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3)
+declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base)
+declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1"
+  [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror")
+declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2)
+declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2)
+MIRRORED=(redistrib_9.1.0.json cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz)
+# mirror_check DIR: every file DIR serves (outside its work directory .cudnnctl) is complete:
+# byte for byte the source's, or the pins list naming the source's manifest digest
+mirror_check() {
+  local d=$1 f
+  [ -d "$d" ] || return 0
+  while IFS= read -r f; do
+    case $f in
+    cudnnctl-pins.sha256)
+      grep -v '^#' "$d/$f" | while read -r sum name; do
+        [ "$sum  $name" = "$(cd "$M" && sha256sum "$name")" ] || fail "mirror pins: $sum $name"
+      done ;;
+    *) cmp -s "$M/$f" "$d/$f" || fail "mirror serves an incomplete or foreign $f" ;;
+    esac
+  done < <(cd "$d" && find . -type f ! -path './.cudnnctl/*' | sed 's|^\./||')
+}
+# adopt_check ROOT: every adopted original still reads as its bytes (itself, or a link into
+# the store)
+adopt_check() {
+  (cd "$1/usr/local/cuda" && sha256sum --quiet -c "$T/adopt.sums") >/dev/null 2>&1 ||
+    fail "an original in the CUDA home no longer reads as its bytes: $(cd "$1/usr/local/cuda" && sha256sum --quiet -c "$T/adopt.sums" 2>&1 | head -3)"
+}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 W=$E2E_TMP/w
@@ -60,7 +97,7 @@ declare -A BASE
 for cmd in "${COMMANDS[@]}"; do
   times=()
   for i in 1 2 3; do
-    rm -rf "$W"
+    rm -rf "$W" "$W.mirror"
     cp -a "$T/${TPL[$cmd]}" "$W"
     t0=$(now_ms)
     # shellcheck disable=SC2086
@@ -79,7 +116,7 @@ for trial in $(seq "$TRIALS"); do
   cmd=${COMMANDS[$((RANDOM % ${#COMMANDS[@]}))]}
   old=${OLD[$cmd]} new=${NEW[$cmd]}
   delay=$((BASE[$cmd] * (RANDOM % 1101) / 1000)) # ms, uniform in [0, 1.1 x baseline]
-  rm -rf "$W"
+  rm -rf "$W" "$W.mirror"
   cp -a "$T/${TPL[$cmd]}" "$W"
   h0=$(cr_hist_count "$W")
   TEST "trial $trial: kill -9 $cmd after $delay ms"
@@ -97,21 +134,43 @@ for trial in $(seq "$TRIALS"); do
     phase=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("phase"))' \
       "$W/var/lib/cudnnctl/journal.json" 2>/dev/null || echo torn)
   fi
+  if [ "$cmd" = mirror ]; then
+    # writes only under --to: what it serves is complete right away, and the next run
+    # finishes the copy
+    mirror_check "$W.mirror"
+    ended=old
+    [ -f "$W.mirror/${MIRRORED[1]}" ] && ended=new
+    # shellcheck disable=SC2086
+    expect_exit 0 c "$W" ${ARGS[$cmd]}
+    for f in "${MIRRORED[@]}"; do cmp -s "$M/$f" "$W.mirror/$f" || fail "mirror again: $f"; done
+    mirror_check "$W.mirror"
+    [ -z "$(find "$W.mirror" -name '*.tmp.*' ! -path '*/.cudnnctl/*')" ] || fail "temporaries served"
+    N_T[$cmd]=$((N_T[$cmd] + 1))
+    [ "$how" = finished ] && N_DONE[$cmd]=$((N_DONE[$cmd] + 1))
+    if [ "$ended" = new ]; then N_NEW[$cmd]=$((N_NEW[$cmd] + 1)); else N_OLD[$cmd]=$((N_OLD[$cmd] + 1)); fi
+    echo "$cmd -" >>"$PHASES"
+    printf 'trial %d: %-8s %-8s at %5d ms: the archive was %s\n' "$trial" "$cmd" "$how" "$delay" \
+      "$([ "$ended" = new ] && echo "complete" || echo "not served yet")" >&2
+    continue
+  fi
   # right away: old or new, every published entry complete, status readable
   cr_check "$W" --allowed "$old,$new"
+  [ "$cmd" != adopt ] || adopt_check "$W"
   seen=$CR_STATE
   expect_exit 0 cudnnctl --root "$W" status
   # the next mutating command
   expect_exit 0 cudnnctl --root "$W" recover
   cr_check "$W" --allowed "$old,$new" --clean --loader
   after=$CR_STATE
+  [ "$cmd" != adopt ] || adopt_check "$W"
   [ "$after" = "$seen" ] || fail "recover moved current from $seen to $after"
   [ "$after" = none ] || expect_exit 0 cudnnctl --root "$W" verify
   # history: at most one record for the trial's command, telling where it ended
   python3 - "$W/var/lib/cudnnctl/history.jsonl" "$h0" "$cmd" "$old" "$new" "$after" <<'PYEOF' ||
-import json, sys
+import json, os, sys
 path, h0, cmd, old, new, after = sys.argv[1:]
-recs = [json.loads(l) for l in open(path) if l.strip()][int(h0):]
+# adopt starts from a root with no history yet: killed before its first record, none exists
+recs = [json.loads(l) for l in open(path) if l.strip()][int(h0):] if os.path.exists(path) else []
 g = lambda x: "none" if not isinstance(x, dict) else str(x.get("generation"))
 assert len(recs) <= 1, "%d records for one command" % len(recs)
 if recs:

@@ -1,4 +1,4 @@
-# Helpers shared by the issue-14 suites (suites/redteam.bash, pending/redteam_protocol.bash).
+# Helpers shared by the issue-14 suites (suites/redteam.bash, suites/protocol.bash).
 # Source after lib.bash and crash_lib.bash.
 [ -z "${_E2E_REDTEAM_LIB_LOADED:-}" ] || return 0
 _E2E_REDTEAM_LIB_LOADED=1

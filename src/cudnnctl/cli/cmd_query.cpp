@@ -135,7 +135,7 @@ void render(const ops::HistoryResult& r, Report& report) {
 
 void render(const ops::VerifyResult& r, Report& report) {
   report.outcome = r;
-  if (r.entry.empty()) {
+  if (r.entry.empty() && r.problems.empty()) {
     return;
   }
   auto& data = report.data();

@@ -146,6 +146,9 @@ Status recover(Context& ctx, RecoverResult& out) {
   TRY_ASSIGN(txn::Lock held, txn::Lock::take(ctx.site()));
   out.ran = true;
   out.done = held.recovered();
+  // An active generation that is missing or damaged (verify exits 8): back to an intact one.
+  TRY_ASSIGN(auto repaired, txn::repair_active(held, ctx.site()));
+  out.done.insert(out.done.end(), repaired.begin(), repaired.end());
   for (const auto& d : out.done) {
     ctx.action(d);
   }

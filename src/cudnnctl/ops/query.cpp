@@ -28,7 +28,9 @@ Status status(Context& ctx, StatusResult& out) {
   if (auto why = txn::journal_unreadable(ctx.layout())) {
     ctx.warn(*why); // say why (a FIFO planted there, a torn file)
   }
-  if (out.interrupted) {
+  if (auto other = txn::journal_foreign(ctx.layout())) {
+    ctx.warn(*other);
+  } else if (out.interrupted) {
     ctx.warn("an interrupted transaction is pending; the next command (or `cudnnctl recover`) "
              "finishes or undoes it");
   }
@@ -56,12 +58,30 @@ Status history(Context& ctx, HistoryResult& out) {
   return fill_active(ctx, out);
 }
 
-Status verify(Context& ctx, bool smoke, VerifyResult& out) {
-  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+namespace {
+
+Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, VerifyResult& out) {
   out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
-  if (!e) {
+  if (!view.current) {
     return fail(ErrorCode::usage, "nothing to verify: no cuDNN generation is active");
+  }
+  if (!e) {
+    // `current` names a generation that is gone, or one whose entry is gone or unreadable:
+    // a finding (exit 8, on which the boot unit rolls back), not "nothing to verify" (B6).
+    const auto* g = view.generation(*view.current);
+    std::string what = "generation " + std::to_string(*view.current);
+    out.problems.push_back(
+        g ? what + ": its store entry " + g->entry + " is " +
+                (util::exists_nofollow(ctx.layout().entry_dir(g->entry))
+                     ? "damaged (" + std::string(store::k_entry_meta) + " is unreadable)"
+                     : "missing")
+          : what + ": `current` names it, but it does not exist");
+    out.entry = g ? g->entry : "";
+    out.completed = true;
+    return fail(ErrorCode::problems, "the active " + what +
+                                         " cannot be used: " + out.problems.front() +
+                                         "; run `cudnnctl recover` or `cudnnctl rollback`");
   }
   fs::path dir = ctx.layout().entry_dir(e->name);
   std::vector<std::string>& problems = out.problems;
@@ -139,6 +159,24 @@ Status verify(Context& ctx, bool smoke, VerifyResult& out) {
                                          "; reinstall it or roll back");
   }
   return {};
+}
+
+} // namespace
+
+Status verify(Context& ctx, bool smoke, VerifyResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  Status st = verify_once(ctx, smoke, view, out);
+  if (!st && st.error().code == ErrorCode::problems) {
+    // Lock-free (B11): a switch and a gc may have removed what `current` named while its
+    // files were read. When `current` moved, the new state is verified once more.
+    auto now = store::current_generation(ctx.layout());
+    if (now && *now != view.current) {
+      TRY_ASSIGN(store::StoreView again, read_store(ctx));
+      out = VerifyResult{};
+      st = verify_once(ctx, smoke, again, out);
+    }
+  }
+  return st;
 }
 
 Status smoke(Context& ctx, SmokeTestResult& out) {

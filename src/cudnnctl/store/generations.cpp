@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 namespace cudnnctl::store {
 
@@ -72,6 +73,12 @@ Result<std::optional<int>> current_generation(const Layout& layout) {
   if (!util::exists_nofollow(layout.current_link())) {
     return std::optional<int>();
   }
+  struct stat st;
+  if (::lstat(layout.current_link().c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+    return fail(ErrorCode::environment, layout.current_link().string() +
+                                            " is not a symlink to generations/<N>; run `cudnnctl "
+                                            "recover` (it switches to an intact generation)");
+  }
   TRY_ASSIGN(fs::path target, util::read_link(layout.current_link()));
   std::string t = target.string();
   const std::string prefix = "generations/";
@@ -80,8 +87,10 @@ Result<std::optional<int>> current_generation(const Layout& layout) {
       return std::optional<int>(*n);
     }
   }
-  return fail(ErrorCode::environment, layout.current_link().string() + " points at " + t +
-                                          ", not generations/<N>; run `cudnnctl recover`");
+  return fail(ErrorCode::environment,
+              layout.current_link().string() + " points at " + t +
+                  ", not generations/<N>; run `cudnnctl recover` (it switches to an "
+                  "intact generation)");
 }
 
 std::optional<int> rollback_target(const std::vector<Generation>& gens, int from) {

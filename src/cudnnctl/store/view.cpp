@@ -41,13 +41,33 @@ std::optional<std::string> StoreView::entry_of(std::optional<int> n) const {
 }
 
 Result<StoreView> read_store(const Layout& layout, std::vector<std::string>& warnings) {
+  // Lock-free readers (issue 14, B11): `current` is read first and resolved through what is
+  // listed after it; a switch, or a gc deleting what the old `current` named, between the two
+  // reads is seen as a generation or entry missing, and one more read shows the new state.
   StoreView view;
-  TRY_ASSIGN(view.generations, list_generations(layout, warnings));
-  TRY_ASSIGN(view.entries, list_entries(layout, warnings));
-  TRY_ASSIGN(view.current, current_generation(layout));
-  if (view.current && !view.generation(*view.current)) {
-    warnings.push_back("current names generation " + std::to_string(*view.current) +
-                       ", which does not exist; run `cudnnctl recover`");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::string> seen;
+    view = StoreView{};
+    TRY_ASSIGN(view.current, current_generation(layout));
+    TRY_ASSIGN(view.generations, list_generations(layout, seen));
+    TRY_ASSIGN(view.entries, list_entries(layout, seen));
+    const Generation* g = view.current ? view.generation(*view.current) : nullptr;
+    bool whole = !view.current || (g && view.entry(g->entry));
+    if (!whole && attempt == 0) {
+      continue;
+    }
+    if (view.current && !g) {
+      seen.push_back("current names generation " + std::to_string(*view.current) +
+                     ", which does not exist; run `cudnnctl recover` (it switches to an intact "
+                     "generation)");
+    } else if (view.current && !whole) {
+      seen.push_back("the active generation " + std::to_string(*view.current) +
+                     " names the store entry " + g->entry +
+                     ", which is missing or damaged: nothing usable is active; run `cudnnctl "
+                     "recover` (it switches to an intact generation)");
+    }
+    warnings.insert(warnings.end(), seen.begin(), seen.end());
+    break;
   }
   return view;
 }

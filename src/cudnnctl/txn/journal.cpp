@@ -78,6 +78,7 @@ Status write_journal(const Layout& layout, const Journal& jr) {
             {"pid", jr.pid},
             {"boot_id", jr.boot_id},
             {"started", jr.started},
+            {"prefix", layout.sys_prefix().string()},
             {"phase", phase_name(jr.phase)},
             {"staging", jr.staging},
             {"entry", jr.entry},
@@ -117,6 +118,7 @@ Result<std::optional<Journal>> read_journal(const Layout& layout) {
     jr.pid = j.value("pid", 0);
     jr.boot_id = j.value("boot_id", "");
     jr.started = j.value("started", "");
+    jr.prefix = j.value("prefix", "");
     auto phase = parse_phase(j.at("phase").get<std::string>());
     if (!phase) {
       return corrupt("unknown phase");

@@ -47,6 +47,10 @@ struct Journal {
   int pid = 0;
   std::string boot_id;
   std::string started;
+  // The prefix (as the managed system sees it) whose store the transaction changes: the state
+  // directory is the root's, shared by every prefix under it (docs/ARCHITECTURE.md "Two
+  // prefixes on one root"). Written from the layout; empty in journals of earlier versions.
+  std::string prefix;
   Phase phase = Phase::prepare;
   std::string staging;        // staging directory name under store/ (prepare phase)
   std::string entry;          // store entry being installed/switched to
@@ -61,7 +65,7 @@ struct Journal {
 // Paths are the store's.
 using store::Layout;
 
-// Writes the journal durably (replaces any previous content).
+// Writes the journal durably (replaces any previous content), naming layout's prefix.
 [[nodiscard]] Status write_journal(const Layout& layout, const Journal& journal);
 
 // Reads it: nullopt when there is none. Unreadable/corrupt: ErrorCode::environment.

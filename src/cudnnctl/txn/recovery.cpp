@@ -113,7 +113,99 @@ private:
   static Result<std::string> discard(const Site& site, const std::string& why);
   static Result<std::string> replay(const Site& site, Journal jr);
   static Status undo(Transaction& tx, const store::StoreView& view);
+  static Status foreign(const store::Layout& layout, const Journal& jr);
+  static Result<std::string> switch_to_intact(const Site& site, std::optional<int> broken,
+                                              const std::string& why);
+  static Status set_aside(const Site& site);
+  friend Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site);
+  friend std::optional<std::string> journal_foreign(const store::Layout& layout);
 };
+
+Status Recovery::foreign(const store::Layout& layout, const Journal& jr) {
+  // The state directory is the root's: a journal of another prefix is that prefix's to
+  // finish (its store, its generations), never this one's to discard (issue 14, B20).
+  if (jr.prefix.empty() || fs::path(jr.prefix).lexically_normal() == layout.sys_prefix()) {
+    return {};
+  }
+  return fail(ErrorCode::usage,
+              "an interrupted `" + (jr.argv.empty() ? jr.command : jr.argv) + "` of the prefix " +
+                  jr.prefix + " is pending in " + layout.journal_file().string() +
+                  " (one journal serves every prefix under this root); finish it first with "
+                  "`cudnnctl --prefix " +
+                  jr.prefix + " recover`");
+}
+
+// An intact generation: its link names a store entry whose metadata is readable.
+namespace {
+bool intact(const store::StoreView& view, const store::Generation& g) {
+  return view.entry(g.entry) != nullptr;
+}
+
+// Where to go from a broken `current` (generation `broken`, when it names one): the broken
+// generation's parent when intact, else the nearest lower intact one, else the highest.
+std::optional<int> intact_target(const store::StoreView& view, std::optional<int> broken) {
+  if (broken) {
+    if (const auto* g = view.generation(*broken); g && g->parent) {
+      if (const auto* p = view.generation(*g->parent);
+          p && p->number != *broken && intact(view, *p)) {
+        return p->number;
+      }
+    }
+  }
+  std::optional<int> lower;
+  std::optional<int> highest;
+  for (const auto& g : view.generations) {
+    if (!intact(view, g)) {
+      continue;
+    }
+    if (broken && g.number < *broken) {
+      lower = g.number;
+    }
+    highest = g.number;
+  }
+  return lower ? lower : highest;
+}
+} // namespace
+
+Result<std::string> Recovery::switch_to_intact(const Site& site, std::optional<int> broken,
+                                               const std::string& why) {
+  const auto& layout = site.layout;
+  std::vector<std::string> warnings;
+  store::StoreView view;
+  TRY_ASSIGN(view.generations, store::list_generations(layout, warnings));
+  TRY_ASSIGN(view.entries, store::list_entries(layout, warnings));
+  std::optional<int> target = intact_target(view, broken);
+  // A journaled switch like `rollback`'s (phase switching, naming the target; nothing
+  // created): interrupted, the next recovery rolls it forward, or repairs again.
+  Journal jr = new_journal("recover", site.argv);
+  jr.phase = Phase::switching;
+  jr.to_generation = target;
+  jr.entry = view.entry_of(target).value_or("");
+  Transaction tx(site, std::move(jr), Intent::Kind::rollback, "");
+  tx.m_state = Transaction::State::done; // no undo: there is nothing to go back to
+  TRY(tx.write());
+  struct stat st;
+  if (::lstat(layout.current_link().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    TRY(set_aside(site)); // a directory: not ours to delete, but in the way of the rename
+  }
+  TRY(tx.point_current(target));
+  std::optional<std::string> entry = view.entry_of(target);
+  TRY(tx.integrate(entry));
+  std::string now = target
+                        ? "switched to generation " + std::to_string(*target) + " (" + *entry + ")"
+                        : "no intact generation is left: nothing is active";
+  TRY(tx.record("repaired-by-recover", why + "; " + now));
+  return "repaired " + layout.current_link().string() + ": " + now;
+}
+
+Status Recovery::set_aside(const Site& site) {
+  const fs::path link = site.layout.current_link();
+  fs::path aside = site.layout.prefix_dir() / ("current.invalid-" + util::random_hex(4));
+  TRY(util::rename_durable(link, aside));
+  site.notes.warn(link.string() + " was no link to generations/<N>; moved it aside to " +
+                  aside.string());
+  return {};
+}
 
 Result<std::optional<std::string>>
 Recovery::corrupt_reason(const Site& site, const Result<std::optional<Journal>>& journal) {
@@ -234,12 +326,41 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
 Result<std::vector<std::string>> Recovery::run(const Site& site) {
   std::vector<std::string> done;
   auto journal = read_journal(site.layout);
+  if (journal && *journal) {
+    TRY(foreign(site.layout, **journal));
+  }
+  // `current` is not a link to generations/<N> (a directory, a link to /etc): nothing can be
+  // decided from it, so it is repaired, or every command, this one included, would ask for
+  // `cudnnctl recover` (issue 14, B12). With a journal pending, the link is only set aside
+  // first (the repair's own journal would replace that one), and the repair follows the
+  // replay; an interrupted switch never leaves such a link, so the replay loses nothing.
+  std::optional<std::string> broken;
+  if (auto cur = store::current_generation(site.layout); !cur) {
+    const fs::path link = site.layout.current_link();
+    auto text = util::read_link(link);
+    broken = link.string() + (text ? " pointed at " + text->string() + ", not generations/<N>"
+                                   : " was not a symlink");
+    bool pending = !journal || *journal;
+    if (!pending) {
+      TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, *broken));
+      done.push_back(line);
+      broken.reset();
+    } else {
+      TRY(set_aside(site));
+    }
+  }
   TRY_ASSIGN(std::optional<std::string> corrupt, corrupt_reason(site, journal));
+  bool deactivated = false;
   if (corrupt) {
     TRY_ASSIGN(std::string line, discard(site, *corrupt));
     done.push_back(line);
   } else if (*journal) {
+    deactivated = (*journal)->phase == Phase::deactivating;
     TRY_ASSIGN(std::string line, replay(site, std::move(**journal)));
+    done.push_back(line);
+  }
+  if (broken && !deactivated && !util::exists_nofollow(site.layout.current_link())) {
+    TRY_ASSIGN(std::string line, switch_to_intact(site, std::nullopt, *broken));
     done.push_back(line);
   }
   sweep_leftovers(site.layout, done);
@@ -269,9 +390,43 @@ Result<std::vector<std::string>> recover(const Site& site) {
   return Recovery::run(site);
 }
 
+Result<std::vector<std::string>> repair_active(const Lock& lock, const Site& site) {
+  (void)lock; // held, and recovery done
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(store::StoreView view, store::read_store(site.layout, warnings));
+  if (!view.current) {
+    return std::vector<std::string>();
+  }
+  std::string link = site.layout.current_link().string();
+  std::string why;
+  const auto* g = view.generation(*view.current);
+  if (!g) {
+    why = link + " names generation " + std::to_string(*view.current) + ", which does not exist";
+  } else if (!view.entry(g->entry)) {
+    why = "the active generation " + std::to_string(g->number) + " names the store entry " +
+          g->entry + ", which is " +
+          (util::exists_nofollow(site.layout.entry_dir(g->entry))
+               ? "damaged (its metadata is unreadable)"
+               : "missing");
+  } else {
+    return std::vector<std::string>();
+  }
+  TRY_ASSIGN(std::string line, Recovery::switch_to_intact(site, view.current, why));
+  return std::vector<std::string>{line};
+}
+
 bool journal_pending(const store::Layout& layout) {
   auto journal = read_journal(layout);
   return !journal || *journal;
+}
+
+std::optional<std::string> journal_foreign(const store::Layout& layout) {
+  auto journal = read_journal(layout);
+  if (!journal || !*journal) {
+    return std::nullopt;
+  }
+  auto refused = Recovery::foreign(layout, **journal);
+  return refused ? std::nullopt : std::optional<std::string>(refused.error().message);
 }
 
 std::optional<std::string> journal_unreadable(const store::Layout& layout) {
@@ -285,6 +440,11 @@ Result<Lock> Lock::take(const Site& site) {
   std::string holder = "pid " + std::to_string(::getpid()) + ": cudnnctl " + site.argv +
                        ", since " + util::utc_timestamp();
   TRY_ASSIGN(util::LockFile file, util::LockFile::acquire(site.layout.lock_file(), ms, holder));
+  // Again under the lock, before recovery or any write: while this process waited, another
+  // user may have made a directory on the way where a world-writable sticky parent let them
+  // (issue 14, B1). The directories a transaction then creates are made by trusted walks too
+  // (Transaction::stage, create_generation).
+  TRY(check_ownership(site.layout));
   TRY_ASSIGN(auto done, recover(site));
   return Lock(std::move(file), std::move(done));
 }

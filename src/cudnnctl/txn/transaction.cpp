@@ -3,6 +3,7 @@
 #include "txn/transaction.hpp"
 
 #include "integrate/active.hpp"
+#include "integrate/cuda_home.hpp"
 #include "integrate/home_links.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
@@ -10,6 +11,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
+#include "util/trust.hpp"
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
@@ -188,7 +190,10 @@ Error Transaction::with_context(Error why) const {
 Result<Staging> Transaction::stage() {
   const auto& layout = m_site.layout;
   auto made = [&]() -> Result<fs::path> {
-    TRY(util::make_dirs(layout.store_dir()));
+    // Made through a walk from a trusted descriptor under the lock: no directory another
+    // user created on the way is used (issue 14, B1).
+    TRY(util::walk_trusted(layout.root(), layout.sys_prefix() / "store", "the prefix",
+                           util::Missing::create));
     m_jr.staging = ".staging-" + boot_id().substr(0, 8) + "-" + std::to_string(::getpid()) + "-" +
                    util::random_hex(4);
     // Named before it exists: a crash after the mkdir leaves nothing recovery cannot find.
@@ -235,6 +240,8 @@ Result<int> Transaction::create_generation(const std::string& command) {
     std::vector<std::string> warnings;
     TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
     TRY_ASSIGN(int n, store::next_generation_number(layout, gens));
+    TRY(util::walk_trusted(layout.root(), layout.sys_prefix() / "generations", "the prefix",
+                           util::Missing::create));
     m_jr.to_generation = n;
     m_jr.generation_created = true; // owned from here on
     TRY(write());
@@ -266,7 +273,16 @@ Status Transaction::point_current(std::optional<int> generation) {
 }
 
 Status Transaction::integrate(const std::optional<std::string>& entry) {
-  return integrate::integrate_active(m_site.layout, m_site.config, entry, m_site.notes);
+  const auto& layout = m_site.layout;
+  if (!entry && !layout.root_is_slash() && !util::exists_nofollow(layout.host_dir("/etc")) &&
+      !util::exists_nofollow(integrate::home_state_file(layout))) {
+    // "Nothing active" in a root without etc/ (a bare root whose first install was
+    // interrupted): no drop-in, no ld.so.cache and no CUDA-home links of ours can exist, so
+    // there is nothing to integrate, and `ldconfig -r` would fail for want of etc/ (issue 14,
+    // B3). Recovery never depends on what the interrupted command had not yet created.
+    return {};
+  }
+  return integrate::integrate_active(layout, m_site.config, entry, m_site.notes);
 }
 
 Status Transaction::flip() {
@@ -367,42 +383,80 @@ void Transaction::undo(const Error& why) {
 
 Error Transaction::revert(const Error& why) {
   const auto& layout = m_site.layout;
+  // The revert must not need what the failure lacked (issue 14, B4: a full disk after the
+  // flip). The flip back comes first and needs no new space (a rename of a short link);
+  // the journal already on disk names what this transaction created, and recovery undoes it
+  // once `current` names the old generation again, so the `reverting` record below is
+  // written when it can be and skipped when it cannot. What was created is deleted before
+  // the integration is retried when that failed: it frees what the switch took.
+  std::optional<std::string> back_entry;
+  std::vector<int> gens;
+  if (m_jr.generation_created && m_jr.to_generation) {
+    gens.push_back(*m_jr.to_generation);
+  }
+  bool flipped_back = false;
+  bool integrated = false;
   auto attempt = [&]() -> Status {
     m_jr.phase = Phase::reverting;
-    TRY(write());
+    if (auto recorded = write(); !recorded) {
+      m_site.notes.warn("could not record the revert in the journal (" + recorded.error().message +
+                        "); switching back without it");
+    }
     TRY(util::hook("mid-rollback"));
-    std::optional<std::string> back_entry;
     if (m_jr.from_generation) {
       std::vector<std::string> w;
-      TRY_ASSIGN(auto gens, store::list_generations(layout, w));
-      for (const auto& g : gens) {
+      TRY_ASSIGN(auto all, store::list_generations(layout, w));
+      for (const auto& g : all) {
         if (g.number == *m_jr.from_generation) {
           back_entry = g.entry;
         }
       }
     }
     TRY(point_current(m_jr.from_generation));
-    TRY(integrate(back_entry));
-    std::vector<int> gens;
-    if (m_jr.generation_created && m_jr.to_generation) {
-      gens.push_back(*m_jr.to_generation);
-    }
+    flipped_back = true;
+    Status first = integrate(back_entry);
     std::vector<std::string> entries;
     if (m_jr.entry_created && m_jr.entry != back_entry.value_or("")) {
       entries.push_back(m_jr.entry);
     }
     TRY(delete_items(gens, entries));
+    if (!first) {
+      TRY(integrate(back_entry)); // again, with the space the deletion freed
+    }
+    integrated = true;
     TRY(record("rolled-back", why.full_message()));
     return {};
   };
+  std::string back = m_jr.from_generation ? "generation " + std::to_string(*m_jr.from_generation)
+                                          : "no active cuDNN (as before)";
   if (auto status = attempt(); !status) {
     Error e = status.error();
     e.add_context("rolling back after: " + why.full_message());
-    e.message += " (the journal is kept; run `cudnnctl recover`)";
+    if (integrated) {
+      // Only the history record is missing: the old state is whole, and the journal kept
+      // makes the next command record it (rolled-back, or undone-by-recover when the
+      // `reverting` record could not be written either).
+      m_site.notes.action("rolled back to " + back);
+      return Error(ErrorCode::rolled_back,
+                   why.full_message() + "; rolled back to " + back +
+                       " (the history record could not be written: " + e.message + ")");
+    }
+    // Say exactly what is active now (what `current` names, and how far its integration got).
+    auto cur = store::current_generation(layout);
+    std::string now = !cur   ? "`current` cannot be read"
+                      : *cur ? "generation " + std::to_string(**cur) + " is active"
+                             : "no generation is active";
+    if (flipped_back) {
+      now += " again, but the loader drop-in and CUDA-home links may still name the failed "
+             "switch's entry";
+    } else if (cur && *cur && m_jr.to_generation && **cur == *m_jr.to_generation) {
+      now += " (the failed switch's; its post-switch checks did not pass)";
+    }
+    e.message += " (" + now +
+                 "; the journal is kept: run `cudnnctl recover` to finish the "
+                 "rollback once the cause is fixed)";
     return e;
   }
-  std::string back = m_jr.from_generation ? "generation " + std::to_string(*m_jr.from_generation)
-                                          : "no active cuDNN (as before)";
   m_site.notes.action("rolled back to " + back);
   return Error(ErrorCode::rolled_back, why.full_message() + "; rolled back to " + back);
 }

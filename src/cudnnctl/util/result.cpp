@@ -69,7 +69,9 @@ Error errno_error(std::string_view what, int err, ErrorCode code) {
   message += std::strerror(err);
   switch (err) {
   case ENOSPC:
-    message += " (free some space and run the command again; nothing was activated)";
+    // No claim about what is active: after the flip that is the transaction's to say (issue
+    // 14, B4).
+    message += " (free some space and run the command again)";
     break;
   case EROFS:
     message += " (the filesystem is mounted read-only)";

@@ -1,8 +1,7 @@
 #!/bin/bash
 # Issue 14 (an attack on the landed build): the breaks whose fixes live outside the
 # transaction protocol, each a regression test that failed on main at 35418fa. The protocol
-# breaks (B1, B3, B4, B6, B11, B12 and B20's shared state) are tests/e2e/pending/
-# redteam_protocol.bash, kept out of ctest until the Transaction type of issue 13 lands.
+# breaks (B1, B3, B4, B6, B11, B12 and B20's shared state) are tests/e2e/suites/protocol.bash.
 # Permission cases drop privileges to nobody; disk-full cases use small tmpfs mounts inside
 # `unshare -m`; nothing is written outside the temporary roots. docs/RELIABILITY.md.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"

@@ -1,10 +1,9 @@
 #!/bin/bash
-# Issue 14, the protocol breaks: B1, B3, B4, B6, B11, B12 and B20's shared state. Each case
-# fails on main at 35418fa and on the `redteam` branch (their fixes belong in the Transaction
-# type of issue 13). This file is outside tests/e2e/suites/ on purpose, so ctest does not run
-# it yet; run it by hand:
-#   CUDNNCTL=$PWD/build/bin/cudnnctl bash tests/e2e/run tests/e2e/pending/redteam_protocol.bash
-# Move it into suites/ in the commit that fixes the last of them. docs/RELIABILITY.md.
+# Issue 14, the protocol breaks: B1, B3, B4, B6, B11, B12 and B20's shared state, each a
+# regression test that failed on main at f8480f5 (the fixes live in txn/, store/view.cpp and
+# ops/query.cpp). Permission cases drop privileges to nobody; disk-full cases use small tmpfs
+# mounts inside `unshare -m`; nothing is written outside the temporary roots.
+# docs/RELIABILITY.md. One case: RT_ONLY=b4-use bash tests/e2e/run protocol
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_DIR/crash_lib.bash"
 require_cudnnctl
@@ -149,6 +148,12 @@ c_b6_meta() {
   R=$(cr_copy two b6b)
   : >"$R/opt/cudnn/store/$E897/.cudnnctl-entry.json"
   expect_exit 8 cudnnctl --root "$R" verify
+  expect_contains "$OUT" "generation 2: its store entry $E897 is damaged"
+  expect_exit 0 cudnnctl --root "$R" recover
+  expect_eq "$(cr_current "$R")" 1 "active generation after recover"
+  tail -n1 "$R/var/lib/cudnnctl/history.jsonl" >"$E2E_TMP/b6.last"
+  expect_eq "$(json_get 'd["result"]' "$E2E_TMP/b6.last")" repaired-by-recover "history record"
+  expect_exit 0 cudnnctl --root "$R" verify
 }
 rt_case b6-meta c_b6_meta
 
@@ -204,6 +209,10 @@ c_b12() {
   R=$(cr_copy two "b12.$kind")
   rm "$R/opt/cudnn/current"
   if [ "$kind" = etc ]; then ln -s /etc "$R/opt/cudnn/current"; else mkdir "$R/opt/cudnn/current"; fi
+  bounded 30 --root "$R" status # one clear error that names the way out, which works
+  expect_eq "$RC" 1 "status with a broken current"
+  one_error_line
+  expect_contains "$ERR" "run \`cudnnctl recover\` (it switches to an intact generation)"
   bounded 30 --root "$R" recover
   expect_eq "$RC" 0 "recover ($(cat "$ERR"))"
   expect_not_contains "$ERR" "run \`cudnnctl recover\`"
@@ -213,21 +222,52 @@ c_b12() {
 }
 rt_case b12-etc c_b12 etc
 rt_case b12-dir c_b12 dir
+c_b12_journal() {
+  TEST "B12: current a link to /etc while an interrupted install's journal is pending: recover undoes the install, then repairs current"
+  R=$(cr_copy two b12.journal)
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=after-store-commit "$CUDNNCTL" --root "$R" \
+    --mirror "file://$CR_MIRROR" --cuda 12 install 9.27.0
+  ln -sfn /etc "$R/opt/cudnn/current"
+  bounded 30 --root "$R" recover
+  expect_eq "$RC" 0 "recover ($(cat "$ERR"))"
+  expect_contains "$ERR" "moved it aside"
+  expect_eq "$(readlink "$R/opt/cudnn/current")" generations/2 "current after recover"
+  expect_eq "$(readlink "$R"/opt/cudnn/current.invalid-*)" /etc "the link set aside"
+  rm "$R"/opt/cudnn/current.invalid-*
+  cr_check "$R" --allowed 2 --clean --loader
+  expect_eq "$(tail -n2 "$R/var/lib/cudnnctl/history.jsonl" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["result"] for l in sys.stdin))')" \
+    "undone-by-recover repaired-by-recover" "the last two history records"
+}
+rt_case b12-journal c_b12_journal
 
 # ---- B20 (shared state) --------------------------------------------------------------------
 c_b20_state() {
-  TEST "B20: two prefixes on one root: recover --prefix /opt/b leaves /opt/a's interrupted install to /opt/a"
+  TEST "B20: two prefixes on one root: /opt/b's commands refuse /opt/a's interrupted install (exit 2) and leave it to /opt/a"
   R=$(cr_copy empty b20)
   expect_exit 0 ctl "$R" --prefix /opt/b install 8.9.7
   expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=after-store-commit "$CUDNNCTL" --root "$R" \
     --mirror "file://$CR_MIRROR" --cuda 12 --prefix /opt/a install 9.1.0
-  expect_exit 0 cudnnctl --root "$R" --prefix /opt/b recover
+  expect_eq "$(json_get 'd["prefix"]' "$R/var/lib/cudnnctl/journal.json")" /opt/a "journal's prefix"
+  cp "$R/var/lib/cudnnctl/journal.json" "$E2E_TMP/b20.journal"
+  for cmd in recover "install 9.1.0" rollback; do
+    # shellcheck disable=SC2086
+    expect_exit 2 ctl "$R" --prefix /opt/b $cmd
+    one_error_line
+    expect_contains "$ERR" "of the prefix /opt/a is pending"
+    expect_contains "$ERR" "cudnnctl --prefix /opt/a recover"
+    cmp -s "$R/var/lib/cudnnctl/journal.json" "$E2E_TMP/b20.journal" ||
+      fail "\`$cmd --prefix /opt/b\` changed /opt/a's journal"
+  done
   expect_not_contains "$R/var/lib/cudnnctl/history.jsonl" "journal-discarded"
+  expect_eq "$(readlink "$R/opt/b/current")" generations/1 "/opt/b's current"
+  expect_exit 0 cudnnctl --root "$R" --prefix /opt/b status # read-only: a warning naming it
+  expect_contains "$ERR" "cudnnctl --prefix /opt/a recover"
   expect_exit 0 cudnnctl --root "$R" --prefix /opt/a recover
   python3 "$CRASH_CHECK" "$R" --prefix /opt/a --allowed none --clean >/dev/null ||
     fail "/opt/a after its recover: $(python3 "$CRASH_CHECK" "$R" --prefix /opt/a --allowed none --clean 2>&1)"
   grep -q '"undone-by-recover"' "$R/var/lib/cudnnctl/history.jsonl" ||
     fail "no undone-by-recover record for /opt/a's install"
+  expect_exit 0 ctl "$R" --prefix /opt/b recover
 }
 rt_case b20-state c_b20_state
 
