@@ -343,6 +343,7 @@ Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),
                                                              ctx.opts().platform, ctx.opts().cuda));
+  target.force = ctx.opts().force;
   TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.

@@ -55,7 +55,7 @@ Status verify(Context& ctx, bool smoke, VerifyResult& out) {
   out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!e) {
-    return fail(ErrorCode::usage, "nothing to verify: no cuDNN generation is active");
+    return fail(ErrorCode::nothing_active, "nothing to verify: no cuDNN generation is active");
   }
   fs::path dir = ctx.layout().entry_dir(e->name);
   std::vector<std::string>& problems = out.problems;
@@ -140,7 +140,7 @@ Status smoke(Context& ctx, SmokeTestResult& out) {
   out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!e) {
-    return fail(ErrorCode::usage, "nothing to test: no cuDNN generation is active");
+    return fail(ErrorCode::nothing_active, "nothing to test: no cuDNN generation is active");
   }
   out.entry = e->name;
   gates::Env env = gates_env(ctx);
