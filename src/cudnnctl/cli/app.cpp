@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
   register_install(app, action);
   register_switch(app, action);
   register_query(app, action);
+  register_search(app, action);
   register_maintain(app, action);
   register_smoke(app, action);
   register_mirror(app, action);

@@ -6,6 +6,7 @@
 #include "fetch/fetch.hpp"
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
+#include "ops/search.hpp"
 #include "release/resolve.hpp"
 #include "release/stream.hpp"
 #include "util/fs.hpp"
@@ -337,17 +338,25 @@ Status install_dry_run(Context& ctx, const release::Resolved& r, const std::stri
 
 } // namespace
 
-Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
-  TRY(release::parse_version_arg(o.version));
+Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
+  InstallOptions o = given;
+  const bool partial = release::is_partial_version(o.version);
+  if (!partial) {
+    TRY(release::parse_version_arg(o.version));
+  }
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),
                                                              ctx.opts().platform, ctx.opts().cuda));
   target.force = ctx.opts().force;
-  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   out.requested = o.version;
+  if (partial) {
+    // "latest", "9", "9.2": the newest release the mirrors offer for this CUDA and platform.
+    TRY_ASSIGN(o.version, resolve_partial(ctx, o.version, target.platform, target.cuda));
+  }
+  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   if (auto done = install_stored(ctx, o, target, components, out)) {
     return *done;
   }

@@ -58,10 +58,11 @@ RE=$(cr_copy empty badinput0)
 M="--mirror file://$CR_MIRROR"
 
 # --- versions ----------------------------------------------------------------------------
-for v in 9 9.2 9..2 -1.0.0 9.2.0.82.1 abc "9.2.0 " " 9.2.0" 9.2.0. .9.2.0 "" 9.2.x \
+for v in 9..2 -1.0.0 9.2.0.82.1 abc "9.2.0 " " 9.2.0" 9.2.0. .9.2.0 "" 9.2.x \
   99999999999999999999.0.0 9.2.0.99999999999999999999 "../../9.1.0" "9.1.0/../x" $'9.1.0\n' 9,1,0; do
   bad "$RE" "version '$v'" $M --cuda 12 install "$v"
 done
+# (9 and 9.2 are partial versions: the newest matching release, suite human.)
 bad "$R2" "use with a malformed version" use 9.x
 bad "$R2" "remove with a malformed version" remove 9..1
 # --- releases, platforms, CUDA variants ---------------------------------------------------

@@ -64,7 +64,7 @@ err_is no_cuda_build requirement 7
 # --- mirrors ---------------------------------------------------------------------------------
 WEB=$E2E_TMP/web
 mkdir -p "$WEB/redist" "$WEB/portal"
-cp "$CR_MIRROR"/redistrib_*.json "$WEB/redist/"
+cp -a "$CR_MIRROR"/. "$WEB/redist/"
 for f in "$CR_MIRROR"/redistrib_*.json; do
   printf '<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Corporate proxy login</body></html>\n' \
     >"$WEB/portal/$(basename "$f")"
@@ -115,3 +115,49 @@ state "$R2" no_such_generation rollback --to 7
 state "$R2" not_installed use 9.27.0
 state "$R2" not_installed remove 9.27.0
 state "$R2" is_active remove 8.9.7
+
+# --- discovery -----------------------------------------------------------------------------------
+TEST "search: releases from the mirror's directory index and the built-in list, with sizes and marks"
+expect_exit 0 cudnnctl --root "$R2" --mirror "$MIRROR_URL/redist/" --cuda 12 --json search
+expect_json 'd["command"]' search
+expect_json 'd["data"]["mirrors_listed"]' "[\"$MIRROR_URL/redist/\"]"
+expect_json '[r["label"] for r in d["data"]["releases"] if "'"$MIRROR_URL"'/redist/" in r["sources"]]' \
+  '["8.9.6.50", "8.9.7", "9.1.0", "9.27.0"]'
+size=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["cudnn"]["linux-x86_64"]["cuda13"]["size"])' \
+  "$CR_MIRROR/redistrib_9.27.0.json")
+expect_json '[a["size"] for r in d["data"]["releases"] if r["label"] == "9.27.0" for a in r["archives"] if a["platform"] == "linux-x86_64" and a["cuda"] == 13]' "[$size]"
+expect_json '[(r["installed"], r["active"], r["pinned"]) for r in d["data"]["releases"] if r["label"] == "8.9.7"]' '[[true, true, true]]'
+expect_json '[(r["installed"], r["active"]) for r in d["data"]["releases"] if r["label"] == "9.1.0"]' '[[true, false]]'
+expect_json '[r["sources"] for r in d["data"]["releases"] if r["label"] == "9.2.0"]' '[["built-in"]]'
+expect_json '[r["date"] for r in d["data"]["releases"] if r["label"] == "9.2.0"]' '["2024-06-06"]'
+expect_exit 0 cudnnctl --root "$R2" --mirror "$MIRROR_URL/redist/" --cuda 12 search
+expect_contains "$OUT" "*ip 8.9.7"
+expect_contains "$OUT" " ip 9.1.0"
+grep -q "^  p 9.2.0 .*CUDA 12 717.7 MiB" "$OUT" || fail "the built-in 9.2.0 is not listed with its CUDA 12 size"
+
+TEST "search PATTERN: a version prefix; a file:// mirror is listed as a directory; read-only"
+BEFORE2=$(tree_snapshot "$R2")
+expect_exit 0 cudnnctl --root "$R2" --mirror "file://$CR_MIRROR" --json search 9.1
+expect_json 'sorted(set(r["label"] for r in d["data"]["releases"]))' '["9.1.0", "9.1.1"]'
+expect_json '[r["sources"] for r in d["data"]["releases"] if r["label"] == "9.1.0"]' "[[\"file://$CR_MIRROR\", \"built-in\"]]"
+expect_exit 0 cudnnctl --root "$R2" --mirror "file://$CR_MIRROR" --json search latest
+expect_json '[r["label"] for r in d["data"]["releases"]]' '["9.27.0"]'
+expect_eq "$(tree_snapshot "$R2")" "$BEFORE2" "the root after search"
+
+TEST "install latest / 9 / 9.1 / 8: the newest release the mirror offers for this CUDA and platform"
+for want in latest:9.27.0.42 9:9.27.0.42 9.1:9.1.0.70 8:8.9.7.29 8.9:8.9.7.29; do
+  expect_exit 0 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 12 --json --dry-run install "${want%%:*}"
+  expect_json 'd["data"]["archive"]["version"]' "${want#*:}"
+  expect_json 'd["data"]["requested"]' "${want%%:*}"
+done
+expect_exit 0 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 11 --json --dry-run install latest
+expect_json 'd["data"]["archive"]["version"]' 9.1.0.70 # 9.27.0 has no CUDA 11 build
+expect_exit 0 cudnnctl --root "$R13" --mirror "$MIRROR_URL/redist/" --json --dry-run install 9
+expect_json '[d["data"]["archive"]["version"], d["data"]["archive"]["cuda"]]' '["9.27.0.42", 13]'
+expect_exit 2 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 12 --json --dry-run install 7
+err_is unknown_version usage 2
+msg_has "$MIRROR_URL/redist/"
+msg_has "cudnnctl search"
+TEST "install latest really installs it"
+expect_exit 0 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 12 --json install latest
+expect_json 'd["active"]["version"]' 9.27.0.42
