@@ -161,3 +161,58 @@ msg_has "cudnnctl search"
 TEST "install latest really installs it"
 expect_exit 0 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 12 --json install latest
 expect_json 'd["active"]["version"]' 9.27.0.42
+
+# --- help and version --------------------------------------------------------------------------
+TEST "install --help shows the global options and an example"
+expect_exit 0 cudnnctl install --help
+expect_contains "$OUT" "Global options (before or after the command):"
+expect_contains "$OUT" "--mirror"
+expect_contains "$OUT" "--dry-run"
+expect_contains "$OUT" "Example: cudnnctl install 9.2.0 --dry-run"
+expect_contains "$OUT" "--no-smoke"
+
+TEST "an option of a command before the command: a clear message, exit 2"
+expect_exit 2 cudnnctl --root "$RE" --no-smoke install 9.1.0
+expect_contains "$ERR" "--no-smoke is an option of \`install\`, not a global option: put it after the command"
+expect_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+# The documented placements work: global options before or after the command.
+expect_exit 0 cudnnctl --root "$RE" --json status
+expect_exit 0 cudnnctl status --root "$RE" --json
+expect_json 'd["command"]' status
+
+TEST "unknown command: did-you-mean, hidden commands never offered"
+expect_exit 2 cudnnctl --root "$RE" instal 9.1.0
+expect_contains "$ERR" 'unknown command "instal" (did you mean install?)'
+expect_not_contains "$ERR" "debug-sha256"
+expect_exit 2 cudnnctl --root "$RE" --json frobnicate
+err_is usage usage 2
+expect_not_contains "$OUT" "debug-sha256"
+
+TEST "cudnnctl help [COMMAND]"
+expect_exit 0 cudnnctl --root "$RE" help
+expect_contains "$OUT" "search"
+expect_not_contains "$OUT" "debug-sha256"
+expect_exit 0 cudnnctl --root "$RE" help install
+expect_contains "$OUT" "cudnnctl install"
+expect_contains "$OUT" "--archive"
+expect_exit 0 cudnnctl --root "$RE" --json help rollback
+expect_json '"--to" in d["data"]["help"]' true
+expect_exit 2 cudnnctl --root "$RE" help serch
+expect_contains "$ERR" "did you mean search?"
+
+TEST "--json --help is one JSON object"
+expect_exit 0 cudnnctl --json --help
+expect_json '"Exit codes" in d["data"]["help"]' true
+expect_exit 0 cudnnctl install --help --json
+expect_json '"--components" in d["data"]["help"]' true
+
+TEST "--version: version, commit, libraries; --version --json"
+expect_exit 0 cudnnctl --version
+grep -Eq '^cudnnctl [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}\)$' "$OUT" || fail "first line: $(head -1 "$OUT")"
+expect_contains "$OUT" "libcurl "
+expect_contains "$OUT" "libarchive "
+expect_contains "$OUT" "openssl "
+expect_exit 0 cudnnctl --version --json
+expect_json 'sorted(d["libraries"])' '["libarchive", "libcurl", "openssl"]'
+expect_json 'len(d["commit"]) >= 7 and all(c in "0123456789abcdef" for c in d["commit"])' true
+
