@@ -8,11 +8,15 @@
 namespace cudnnctl::release {
 
 const KnownRelease* find_known(const Catalog& catalog, const manifest::Version& wanted) {
+  // A label first (8.9.7.29 is a label of its own beside 8.9.7), then a full version.
   for (const auto& r : catalog) {
-    auto label = manifest::Version::parse(r.label);
+    if (auto label = manifest::Version::parse(r.label); label && *label == wanted) {
+      return &r;
+    }
+  }
+  for (const auto& r : catalog) {
     auto version = manifest::Version::parse(r.version);
-    if ((label && *label == wanted) ||
-        (version && wanted.parts.size() == 4 && *version == wanted)) {
+    if (version && wanted.parts.size() == 4 && *version == wanted) {
       return &r;
     }
   }

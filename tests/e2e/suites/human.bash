@@ -216,3 +216,34 @@ expect_exit 0 cudnnctl --version --json
 expect_json 'sorted(d["libraries"])' '["libarchive", "libcurl", "openssl"]'
 expect_json 'len(d["commit"]) >= 7 and all(c in "0123456789abcdef" for c in d["commit"])' true
 
+# --- offline archives --------------------------------------------------------------------------
+ARCH=$CR_MIRROR/cudnn/linux-x86_64/cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz
+OFFLINE=(--mirror http://127.0.0.1:9/) # nothing listens: an air-gapped box
+RA=$(cr_copy empty offline)
+TEST "install --archive FILE without VERSION, offline: checked against the shipped manifest"
+# The test archive is not NVIDIA's 8.9.7.29, so the shipped manifest refuses it: exit 4, which
+# proves it was consulted without the network (was exit 3 "download of redistrib failed").
+BEFOREA=$(tree_snapshot "$RA/etc")
+expect_exit 4 cudnnctl --root "$RA" "${OFFLINE[@]}" --json install --archive "$ARCH"
+expect_json 'd["error"]["code"]' integrity
+expect_json 'd["data"]["requested"]' 8.9.7.29
+expect_json 'd["data"]["archive"]["size"]' \
+  "$(python3 -c 'import json; print([r for r in json.load(open("'"$E2E_DIR"'/../../manifests/releases.json"))["releases"] if r["label"] == "8.9.7.29"][0]["archives"]["linux-x86_64"]["12"]["size"])')"
+expect_no_file "$RA/opt/cudnn/current"
+expect_eq "$(ls -A "$RA/opt/cudnn/store" 2>/dev/null)" "" "store entries after the refusal"
+expect_eq "$(tree_snapshot "$RA/etc")" "$BEFOREA" "etc after the refusal"
+
+TEST "install --archive FILE --manifest FILE offline: version from the file name, installed"
+expect_exit 0 cudnnctl --root "$RA" "${OFFLINE[@]}" --manifest "$CR_MIRROR/redistrib_8.9.7.json" --json \
+  install --archive "$ARCH"
+expect_json 'd["active"]["version"]' 8.9.7.29
+expect_json 'd["active"]["cuda"]' 12
+
+TEST "install --archive of a release nobody vouches for: a clear message"
+cp "$ARCH" "$E2E_TMP/cudnn-linux-x86_64-9.98.0.1_cuda12-archive.tar.xz"
+expect_exit 3 cudnnctl --root "$RA" "${OFFLINE[@]}" --json install --archive "$E2E_TMP/cudnn-linux-x86_64-9.98.0.1_cuda12-archive.tar.xz"
+msg_has "neither a mirror nor the manifests shipped with cudnnctl vouch for"
+msg_has "--manifest redistrib_<label>.json"
+cp "$ARCH" "$E2E_TMP/renamed.tar.xz"
+expect_exit 2 cudnnctl --root "$RA" "${OFFLINE[@]}" --json install --archive "$E2E_TMP/renamed.tar.xz"
+msg_has "VERSION is required: the name of $E2E_TMP/renamed.tar.xz does not carry it"
