@@ -26,6 +26,18 @@ void render(const ops::InstallResult& r, Report& report) {
   if (const auto& a = r.archive) {
     data["archive"] = {{"version", a->version}, {"cuda", a->cuda},     {"platform", a->platform},
                        {"url", a->url},         {"sha256", a->sha256}, {"size", a->size}};
+    if (!a->form.empty()) {
+      data["archive"]["form"] = a->form;
+      data["archive"]["form_reason"] = a->form_reason;
+    }
+    if (const auto& p = a->repack) {
+      data["archive"]["repack"] = {{"url", p->url},
+                                   {"sha256", p->sha256},
+                                   {"size", p->size},
+                                   {"format", "tar.zst"},
+                                   {"sidecar_url", p->sidecar_url},
+                                   {"sidecar_sha256", p->sidecar_sha256}};
+    }
   }
   if (r.components) {
     data["components"] = *r.components;

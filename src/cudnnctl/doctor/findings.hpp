@@ -30,6 +30,8 @@ struct FindingContext {
   std::optional<std::string> journal;     // the journal's path when one is present
   std::vector<std::string> leftovers;     // .staging-*, .trash-*, *.tmp.* paths
   std::vector<std::string> held;          // "package version" of held cuDNN packages
+  std::string cuda_home;                  // the configured CUDA home (system path)
+  std::string prefix;                     // cudnnctl's prefix (system path)
 };
 
 // cudnnctl's own state: interrupted transactions, leftovers, a damaged store, the drop-in.
@@ -40,6 +42,8 @@ void add_loader_config_findings(DoctorReport& r, const FindingContext& ctx);
 void add_install_findings(DoctorReport& r, const FindingContext& ctx);
 // The driver, the CUDA majors, and what each consumer loads.
 void add_runtime_findings(DoctorReport& r, const FindingContext& ctx);
+// The CUDA home and the headers builds see (findings_home.cpp).
+void add_home_findings(DoctorReport& r, const FindingContext& ctx);
 // Errors first, then warnings, then info; otherwise in the order found.
 void sort_findings(DoctorReport& r);
 

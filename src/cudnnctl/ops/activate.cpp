@@ -2,6 +2,7 @@
 #include "ops/activate.hpp"
 
 #include "gates/postswitch.hpp"
+#include "manifest/version.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -73,11 +74,14 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     for (const auto& e : view.entries) {
       have.push_back(store::describe(e));
     }
+    bool is_version = manifest::Version::parse(version_arg).has_value();
     return fail(ErrorCode::not_installed,
-                "cuDNN " + version_arg + " is not installed" +
+                (is_version ? "cuDNN " + version_arg + " is not installed"
+                            : "\"" + version_arg + "\" is neither a version nor a store entry") +
                     (have.empty() ? " (nothing is installed)"
                                   : " (installed: " + util::join(have, ", ") + ")") +
-                    "; run `cudnnctl install " + version_arg + "` first");
+                    (is_version ? "; run `cudnnctl install " + version_arg + "` first"
+                                : "; `cudnnctl list` prints every entry's name"));
   }
   if (matches.size() > 1) {
     // The active one among several matches means "nothing to do".
@@ -101,10 +105,29 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
 namespace {
 
 // The generation `rollback [--to N]` goes to from `view`.
-Result<int> rollback_plan(const store::StoreView& view, std::optional<int> to) {
+Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg) {
   if (!view.current) {
     return fail(ErrorCode::nothing_to_roll_back,
                 "nothing to roll back: no cuDNN generation is active");
+  }
+  std::optional<int> to;
+  if (to_arg) {
+    if (auto n = util::parse_u64(*to_arg); n && *n >= 1 && *n <= 1000000000) {
+      to = static_cast<int>(*n);
+    } else {
+      // An entry's name (as `list` prints it): its newest generation.
+      for (const auto& g : view.generations) {
+        if (g.entry == *to_arg && (!to || g.number > *to)) {
+          to = g.number;
+        }
+      }
+      if (!to) {
+        return fail(ErrorCode::usage,
+                    "--to " + *to_arg +
+                        ": neither a generation number nor the name of a store entry that a "
+                        "generation uses (`cudnnctl list` prints both)");
+      }
+    }
   }
   if (to) {
     if (!view.generation(*to)) {
@@ -129,7 +152,7 @@ Result<int> rollback_plan(const store::StoreView& view, std::optional<int> to) {
 
 } // namespace
 
-Status rollback(Context& ctx, std::optional<int> to, RollbackResult& out) {
+Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out) {
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
     TRY_ASSIGN(out.target, rollback_plan(view, to));

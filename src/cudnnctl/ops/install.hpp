@@ -31,6 +31,15 @@ struct InstallOptions {
 // ErrorCode::usage listing the valid ones.
 [[nodiscard]] Result<std::vector<std::string>> parse_components(const std::string& list);
 
+// The mirror's repack an install streamed instead of NVIDIA's archive (data.archive.repack).
+struct RepackRef {
+  std::string url;
+  std::string sha256;
+  uint64_t size = 0;
+  std::string sidecar_url;
+  std::string sidecar_sha256;
+};
+
 // The archive an install uses (data.archive).
 struct ArchiveRef {
   std::string version;
@@ -39,6 +48,9 @@ struct ArchiveRef {
   std::string url;
   std::string sha256;
   uint64_t size = 0;
+  std::string form;        // what was installed: "repack" or "xz" (NVIDIA's archive); empty: none
+  std::string form_reason; // why
+  std::optional<RepackRef> repack;
 };
 
 struct InstallResult : SwitchResult {
