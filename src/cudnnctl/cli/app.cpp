@@ -6,19 +6,23 @@
 #include "fetch/fetch.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
+#include "ops/version.hpp"
+#include "release/catalog.hpp"
 #include "txn/transaction.hpp"
 #include "util/signals.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace cudnnctl::cli {
 
 namespace {
-
-constexpr const char* k_version = "0.1.0";
 
 void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
   app.add_option("--root", g.root, "Directory that stands for / (default /)");
@@ -85,6 +89,168 @@ std::string first_word(int argc, char** argv, const CLI::App& app) {
   return {};
 }
 
+// Commands a user may type: hidden ones (group "") are never offered.
+std::vector<std::string> visible_commands(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands({})) {
+    if (!sub->get_group().empty()) {
+      names.push_back(sub->get_name());
+    }
+  }
+  return names;
+}
+
+// " (did you mean install?)" for a mistyped command, or "".
+std::string command_hint(const std::string& word, const std::vector<std::string>& names) {
+  auto close = release::did_you_mean(word, names);
+  return close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)";
+}
+
+// An option of a command given before the command (`cudnnctl --no-smoke install`): the
+// command it belongs to, or "".
+std::string misplaced_option(int argc, char** argv, const CLI::App& app) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("-", 0) != 0) {
+      return {}; // the command: what follows it is its own
+    }
+    std::string name = a.substr(0, a.find('='));
+    if (const CLI::Option* global = app.get_option_no_throw(name)) {
+      if (a.find('=') == std::string::npos && global->get_type_size() != 0) {
+        ++i; // its value
+      }
+      continue;
+    }
+    for (const auto* sub : app.get_subcommands({})) {
+      if (!sub->get_group().empty() && sub->get_option_no_throw(name) != nullptr) {
+        return name + " is an option of `" + sub->get_name() +
+               "`, not a global option: put it after the command (cudnnctl " + sub->get_name() +
+               " ... " + name + ")";
+      }
+    }
+  }
+  return {};
+}
+
+// The global options as `--help` of every command shows them: from the same definitions.
+std::string global_options_text(const CLI::App& app) {
+  std::string out = "Global options (before or after the command):\n";
+  for (const auto* opt : app.get_options()) {
+    std::string name = opt->get_name(false, true);
+    if (name == "--help" || name == "-h,--help" || name == "--version" || name.empty()) {
+      continue;
+    }
+    std::string left = "  " + name + (opt->get_type_size() != 0 ? " " + opt->get_type_name() : "");
+    left.resize(std::max<size_t>(left.size() + 1, 30), ' ');
+    out += left + opt->get_description() + "\n";
+  }
+  return out;
+}
+
+const std::map<std::string, std::string>& examples() {
+  static const std::map<std::string, std::string> m = {
+      {"install", "cudnnctl install 9.2.0 --dry-run; cudnnctl --cuda 12 install latest; "
+                  "cudnnctl install --archive ./cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"},
+      {"use", "cudnnctl use 8.9.7"},
+      {"rollback", "cudnnctl rollback; cudnnctl rollback --to 3"},
+      {"search", "cudnnctl search 9; cudnnctl --cuda 13 search latest"},
+      {"remove", "cudnnctl remove 9.1.0"},
+      {"gc", "cudnnctl gc --keep 2 --cache --dry-run"},
+      {"env", "eval \"$(cudnnctl env)\""},
+      {"mirror", "cudnnctl mirror 9.2.0 8.9.7 --to /srv/cudnn-mirror"},
+      {"help", "cudnnctl help install"},
+  };
+  return m;
+}
+
+// Every visible command's --help ends with the global options and an example.
+void add_help_footers(CLI::App& app) {
+  std::string globals = global_options_text(app);
+  for (auto* sub : app.get_subcommands({})) {
+    if (sub->get_group().empty()) {
+      continue;
+    }
+    std::string footer = sub->get_footer();
+    if (!footer.empty()) {
+      footer += "\n\n";
+    }
+    footer += globals;
+    if (auto it = examples().find(sub->get_name()); it != examples().end()) {
+      footer += "\nExample: " + it->second + "\n";
+    }
+    footer += "\nExit codes: docs/ERRORS.md; cudnnctl --help lists them.";
+    sub->footer(footer);
+  }
+}
+
+int print_version(bool json) {
+  ops::VersionInfo v = ops::version_info();
+  if (json) {
+    nlohmann::json libs = nlohmann::json::object();
+    for (const auto& [name, version] : v.libraries) {
+      libs[name] = version;
+    }
+    std::cout
+        << nlohmann::json{{"version", v.version}, {"commit", v.commit}, {"libraries", libs}}.dump(2)
+        << std::endl;
+    return 0;
+  }
+  std::string libs;
+  for (const auto& [name, version] : v.libraries) {
+    libs += (libs.empty() ? "" : ", ") + name + " " + version;
+  }
+  std::cout << "cudnnctl " << v.version << " (commit " << v.commit << ")\n" << libs << std::endl;
+  return 0;
+}
+
+// `--help` (of the program or of a command): the text, or under --json one object whose
+// data.help holds it.
+int print_help(bool json, const std::string& text) {
+  if (!json) {
+    std::cout << text;
+    return 0;
+  }
+  Report report;
+  report.command = "help";
+  report.data()["help"] = text;
+  return print_outcome(true, false, report, nullptr, std::nullopt);
+}
+
+void register_help(CLI::App& app, Action& action) {
+  auto topic = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("help", "Show the help of cudnnctl or of one command");
+  cmd->add_option("COMMAND", *topic, "The command to explain");
+  cmd->callback([topic, &app, &action] {
+    action = [topic, &app](ops::Context&, Report& report) -> Status {
+      const CLI::App* about = &app;
+      if (!topic->empty()) {
+        about = nullptr;
+        for (const auto* sub : app.get_subcommands({})) {
+          if (!sub->get_group().empty() && sub->get_name() == *topic) {
+            about = sub;
+          }
+        }
+        if (!about) {
+          return fail(ErrorCode::usage,
+                      "unknown command \"" + *topic + "\"" +
+                          command_hint(*topic, visible_commands(app)) +
+                          " (commands: " + util::join(visible_commands(app), ", ") + ")");
+        }
+      }
+      // The formatter directly: App::help() would describe the selected command (help).
+      std::string text = about->get_formatter()->make_help(
+          about, about == &app ? "cudnnctl" : "cudnnctl " + about->get_name(),
+          CLI::AppFormatMode::Normal);
+      report.data()["help"] = text;
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) {
+        report.line(line);
+      }
+      return {};
+    };
+  });
+}
+
 int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   Report report;
   report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
@@ -122,12 +288,15 @@ int run(int argc, char** argv) {
   CLI::App app("cudnnctl: transactional installer, upgrader and rollback manager for NVIDIA "
                "cuDNN",
                "cudnnctl");
-  app.set_version_flag("--version", k_version);
+  app.set_version_flag("--version", std::string(ops::version_info().version),
+                       "Print the version, the commit and the libraries' versions (with --json: "
+                       "one object)");
   app.require_subcommand(1);
   add_global_options(app, g);
   register_install(app, action);
   register_switch(app, action);
   register_query(app, action);
+  register_search(app, action);
   register_maintain(app, action);
   register_smoke(app, action);
   register_mirror(app, action);
@@ -136,6 +305,8 @@ int run(int argc, char** argv) {
   register_debug(app, action);
   register_check(app, action);
   register_bench(app, action);
+  register_help(app, action);
+  add_help_footers(app);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }
@@ -144,29 +315,25 @@ int run(int argc, char** argv) {
   bool json = argv_has_json(argc, argv);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp&) {
+    return print_help(json, app.help());
+  } catch (const CLI::CallForAllHelp&) {
+    return print_help(json, app.help("", CLI::AppFormatMode::All));
+  } catch (const CLI::CallForVersion&) {
+    return print_version(json);
   } catch (const CLI::ParseError& e) {
     Report report;
     report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
     Error error(ErrorCode::usage, e.what());
-    if (report.command.empty()) {
+    if (std::string misplaced = misplaced_option(argc, argv, app); !misplaced.empty()) {
+      error.message = misplaced;
+    } else if (report.command.empty()) {
       std::string word = first_word(argc, argv, app);
-      std::vector<std::string> names;
-      for (const auto* sub : app.get_subcommands({})) {
-        names.push_back(sub->get_name());
-      }
-      std::string list;
-      for (const auto& n : names) {
-        list += (list.empty() ? "" : ", ") + n;
-      }
+      std::vector<std::string> names = visible_commands(app);
       error.message =
-          (word.empty() ? "a command is required" : "unknown command \"" + word + "\"") +
-          " (commands: " + list + ")";
+          (word.empty() ? "a command is required"
+                        : "unknown command \"" + word + "\"" + command_hint(word, names)) +
+          " (commands: " + util::join(names, ", ") + ")";
     }
     if (!json) {
       error.message += " (see cudnnctl --help)";

@@ -84,10 +84,13 @@ void register_install(CLI::App& app, Action& action) {
   auto o = std::make_shared<ops::InstallOptions>();
   auto components = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("install", "Download, verify and activate a cuDNN release");
-  cmd->add_option("VERSION", o->version, "Release label (9.2.0) or full version (9.2.0.82)")
-      ->required();
+  cmd->add_option("VERSION", o->version,
+                  "Release label (9.2.0), full version (9.2.0.82), latest, or a prefix (9, 9.2): "
+                  "the newest the mirrors offer for this CUDA and platform; may be left out "
+                  "with --archive (taken from NVIDIA's file name)");
   cmd->add_option("--archive", o->archive,
-                  "Use this local archive (still verified against the manifest)");
+                  "Use this local archive, verified against the mirrors' manifest, --manifest, "
+                  "or offline against NVIDIA's manifest shipped with cudnnctl");
   cmd->add_option("--components", *components,
                   "Comma-separated: runtime, headers, static (default runtime,headers)");
   cmd->add_flag("--no-smoke", o->no_smoke, "Skip the GPU smoke test after the switch");

@@ -30,5 +30,6 @@ void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
 void register_debug(CLI::App& app, Action& action);    // hidden: debug-sha256
 void register_check(CLI::App& app, Action& action);    // check
 void register_bench(CLI::App& app, Action& action);    // bench
+void register_search(CLI::App& app, Action& action);   // search
 
 } // namespace cudnnctl::cli

@@ -62,6 +62,7 @@ json report_json(const Report& report, const util::Notes* notes,
             {"data", report.data().is_object() ? report.data() : json::object()}};
   if (error) {
     j["error"] = {{"code", code_name(error->code)},
+                  {"category", code_name(category(error->code))},
                   {"exit_code", exit_code(error->code)},
                   {"message", one_line(error->full_message())}};
   }

@@ -32,7 +32,7 @@ Status activate_entry_locked(Context& ctx, const txn::Lock& lock, const std::str
   out.entry = name;
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   if (!view.entry(name)) {
-    return fail(ErrorCode::usage, "store entry " + name + " is not installed");
+    return fail(ErrorCode::not_installed, "store entry " + name + " is not installed");
   }
   if (const auto* active = view.active_entry(); active && active->name == name) {
     fill_active(ctx, view, out);
@@ -76,7 +76,7 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
       have.push_back(store::describe(e));
     }
     bool is_version = manifest::Version::parse(version_arg).has_value();
-    return fail(ErrorCode::usage,
+    return fail(ErrorCode::not_installed,
                 (is_version ? "cuDNN " + version_arg + " is not installed"
                             : "\"" + version_arg + "\" is neither a version nor a store entry") +
                     (have.empty() ? " (nothing is installed)"
@@ -114,7 +114,8 @@ namespace {
 // The generation `rollback [--to N]` goes to from `view`.
 Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg) {
   if (!view.current) {
-    return fail(ErrorCode::usage, "nothing to roll back: no cuDNN generation is active");
+    return fail(ErrorCode::nothing_to_roll_back,
+                "nothing to roll back: no cuDNN generation is active");
   }
   std::optional<int> to;
   if (to_arg) {
@@ -141,16 +142,17 @@ Result<int> rollback_plan(const store::StoreView& view, const std::optional<std:
       for (const auto& g : view.generations) {
         have.push_back(std::to_string(g.number));
       }
-      return fail(ErrorCode::usage, "generation " + std::to_string(*to) +
-                                        " does not exist (generations: " + util::join(have, ", ") +
-                                        ")");
+      return fail(ErrorCode::no_such_generation,
+                  "generation " + std::to_string(*to) +
+                      " does not exist (generations: " + util::join(have, ", ") + ")");
     }
     return *to;
   }
   auto target = store::rollback_target(view.generations, *view.current);
   if (!target) {
-    return fail(ErrorCode::usage, "nothing to roll back to: generation " +
-                                      std::to_string(*view.current) + " is the oldest there is");
+    return fail(ErrorCode::nothing_to_roll_back, "nothing to roll back to: generation " +
+                                                     std::to_string(*view.current) +
+                                                     " is the oldest there is");
   }
   return *target;
 }

@@ -93,7 +93,7 @@ Status backup(Context& ctx, const BackupOptions& o, BackupResult& out) {
       [&](const store::StoreView& view) -> Result<std::pair<fs::path, const store::EntryInfo*>> {
     const auto* e = view.active_entry();
     if (!e) {
-      return fail(ErrorCode::usage, "nothing to back up: no cuDNN generation is active");
+      return fail(ErrorCode::nothing_active, "nothing to back up: no cuDNN generation is active");
     }
     fs::path file = o.output
                         ? fs::absolute(*o.output)

@@ -2,6 +2,7 @@
 #include "ops/context.hpp"
 
 #include "gates/findings.hpp"
+#include "ops/catalog.hpp"
 #include "ops/trust.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
@@ -38,8 +39,8 @@ txn::Site Context::site() {
 }
 
 release::Sources sources(const Context& ctx) {
-  return release::Sources{ctx.mirrors(), ctx.opts().manifest, ctx.require_pin(), ctx.cacert(),
-                          ctx.layout().pins_dir()};
+  return release::Sources{ctx.mirrors(), ctx.opts().manifest,     ctx.require_pin(),
+                          ctx.cacert(),  ctx.layout().pins_dir(), &builtin_catalog()};
 }
 
 manifest::Selection selection_of(const store::EntryInfo& e) {

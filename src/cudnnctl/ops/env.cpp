@@ -42,7 +42,8 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   const auto* e = view.active_entry();
   if (!e) {
-    return fail(ErrorCode::usage, "no cuDNN generation is active (run `cudnnctl install VERSION`)");
+    return fail(ErrorCode::nothing_active,
+                "no cuDNN generation is active (run `cudnnctl install VERSION`)");
   }
   const auto& layout = ctx.layout();
   out.active = gen_info(ctx, view, view.current);

@@ -7,6 +7,8 @@
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
 #include "manifest/pins.hpp"
+#include "ops/offline.hpp"
+#include "ops/search.hpp"
 #include "release/repack_source.hpp"
 #include "release/resolve.hpp"
 #include "release/sidecar.hpp"
@@ -416,16 +418,50 @@ Status install_dry_run(Context& ctx, const release::Resolved& r, const std::stri
 
 } // namespace
 
-Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
-  TRY(release::parse_version_arg(o.version));
+Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
+  InstallOptions o = given;
+  std::optional<ArchiveName> named;
+  if (o.archive) {
+    named = parse_archive_name(*o.archive);
+  }
+  if (o.version.empty()) {
+    if (!named) {
+      return fail(ErrorCode::usage,
+                  o.archive ? "VERSION is required: the name of " + *o.archive +
+                                  " does not carry it (NVIDIA's archives are named "
+                                  "cudnn-<platform>-<version>_cuda<M>-archive.tar.xz)"
+                            : "VERSION is required (a release label like 9.2.0, a full version, "
+                              "latest or 9; or --archive FILE with NVIDIA's file name)");
+    }
+    o.version = named->version;
+  }
+  const bool partial = release::is_partial_version(o.version);
+  if (!partial) {
+    TRY(release::parse_version_arg(o.version));
+  }
   std::vector<std::string> components =
       o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),
                                                              ctx.opts().platform, ctx.opts().cuda));
-  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
+  target.force = ctx.opts().force;
+  if (named) {
+    // The archive is what its name says, unless --cuda/--platform (or the config) say more.
+    if (!ctx.opts().platform && !ctx.config().platform) {
+      target.platform = named->platform;
+    }
+    if (!ctx.opts().cuda && !ctx.config().cuda) {
+      target.cuda = named->cuda;
+      target.cuda_source = "the name of " + *o.archive;
+    }
+  }
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   out.requested = o.version;
+  if (partial) {
+    // "latest", "9", "9.2": the newest release the mirrors offer for this CUDA and platform.
+    TRY_ASSIGN(o.version, resolve_partial(ctx, o.version, target.platform, target.cuda));
+  }
+  TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
   if (auto done = install_stored(ctx, o, target, components, out)) {
     return *done;
   }
@@ -435,8 +471,15 @@ Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
   } else {
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
   }
-  TRY_ASSIGN(release::Resolved r,
-             release::resolve_release(sources(ctx), ctx.notes(), o.version, target));
+  auto resolved = release::resolve_release(sources(ctx), ctx.notes(), o.version, target);
+  if (!resolved && o.archive && !ctx.opts().manifest &&
+      category(resolved.error().code) == ErrorCode::network) {
+    // Offline (or no mirror has it): NVIDIA's published manifest data shipped with cudnnctl.
+    ctx.info("no mirror can vouch for " + *o.archive + " (" + resolved.error().full_message() +
+             "); checking it against NVIDIA's manifest shipped with cudnnctl");
+    resolved = resolve_offline(*o.archive, o.version, target, resolved.error());
+  }
+  TRY_ASSIGN(release::Resolved r, std::move(resolved));
   const auto& sel = r.selection;
   std::string name = store::entry_name(sel.version, sel.cuda_major, sel.platform, components);
   out.archive =

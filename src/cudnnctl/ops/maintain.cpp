@@ -22,12 +22,12 @@ Status plan_remove(const Context& ctx, const store::StoreView& view, const std::
                    RemoveResult& out) {
   auto matches = match_entries(ctx, view, version_arg);
   if (matches.empty()) {
-    return fail(ErrorCode::usage, "cuDNN " + version_arg + " is not installed");
+    return fail(ErrorCode::not_installed, "cuDNN " + version_arg + " is not installed");
   }
   const auto* active = view.active_entry();
   for (const auto* m : matches) {
     if (active && m->name == active->name) {
-      return fail(ErrorCode::usage,
+      return fail(ErrorCode::is_active,
                   "cuDNN " + store::describe(*m) + " is the active version (generation " +
                       std::to_string(*view.current) +
                       "); activate another with `cudnnctl use` or `cudnnctl rollback` first");

@@ -64,7 +64,7 @@ Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, Verif
   out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!view.current) {
-    return fail(ErrorCode::usage, "nothing to verify: no cuDNN generation is active");
+    return fail(ErrorCode::nothing_active, "nothing to verify: no cuDNN generation is active");
   }
   if (!e) {
     // `current` names a generation that is gone, or one whose entry is gone or unreadable:
@@ -184,7 +184,7 @@ Status smoke(Context& ctx, SmokeTestResult& out) {
   out.active = gen_info(ctx, view, view.current);
   const auto* e = view.active_entry();
   if (!e) {
-    return fail(ErrorCode::usage, "nothing to test: no cuDNN generation is active");
+    return fail(ErrorCode::nothing_active, "nothing to test: no cuDNN generation is active");
   }
   out.entry = e->name;
   gates::Env env = gates_env(ctx);

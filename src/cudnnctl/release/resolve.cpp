@@ -35,8 +35,36 @@ Status check_manifest_matches(const manifest::Manifest& m, const manifest::Versi
   return {};
 }
 
+namespace {
+
+// A reply that is an HTML page (a proxy's login page, a captive portal, a directory listing
+// of the wrong path): exit 3 naming what came back, not "malformed manifest".
+Status check_not_html(const std::string& body, const std::string& url) {
+  size_t first = body.find_first_not_of(" \t\r\n");
+  if (body.compare(0, 3, "\xef\xbb\xbf") == 0) {
+    first = body.find_first_not_of(" \t\r\n", 3);
+  }
+  if (first == std::string::npos || body[first] != '<') {
+    return {};
+  }
+  std::string head = body.substr(first, 60);
+  for (auto& c : head) {
+    if (static_cast<unsigned char>(c) < 0x20) {
+      c = ' ';
+    }
+  }
+  return fail(ErrorCode::mirror_not_manifest,
+              url + " answered an HTML page, not a manifest (\"" + head +
+                  "...\"): a proxy or captive portal asking for a login, or a --mirror URL "
+                  "that is not the directory holding redistrib_<label>.json; check the proxy "
+                  "settings (https_proxy) and --mirror");
+}
+
+} // namespace
+
 Status check_manifest_pin(const Sources& sources, const manifest::PinSet& pins,
                           const std::string& body, const std::string& url) {
+  TRY(check_not_html(body, url));
   TRY_ASSIGN(manifest::Manifest parsed, manifest::parse_manifest(body, url));
   const std::string& label = parsed.release_label;
   std::string digest = util::sha256_hex(body);
@@ -109,10 +137,32 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
   }
   if (!got && not_found(got.error())) {
     Error e = got.error();
-    auto labels = pins.labels();
-    e.message =
-        "unknown cuDNN version " + version_arg + ": " + e.message +
-        (labels.empty() ? "" : " (releases cudnnctl knows: " + util::join(labels, ", ") + ")");
+    auto wanted = manifest::Version::parse(version_arg);
+    bool known = wanted && ((sources.catalog && find_known(*sources.catalog, *wanted)) ||
+                            pins.find(wanted->str()) != nullptr ||
+                            (wanted->parts.size() == 4 && pins.find(wanted->prefix(3))));
+    if (known) {
+      e.code = ErrorCode::mirror_not_found;
+      e.message = "cuDNN " + version_arg + " is a release cudnnctl knows, but the mirrors do not " +
+                  "serve its manifest: " + e.message.substr(0, e.message.rfind(" (check")) +
+                  " (check that each --mirror URL is the directory holding redistrib_<label>.json, "
+                  "laid out like " +
+                  "https://developer.download.nvidia.com/compute/cudnn/redist/)";
+      return fail(e);
+    }
+    std::vector<std::string> labels = pins.labels();
+    if (sources.catalog) {
+      for (const auto& r : *sources.catalog) {
+        if (std::find(labels.begin(), labels.end(), r.label) == labels.end()) {
+          labels.push_back(r.label);
+        }
+      }
+    }
+    auto close = did_you_mean(version_arg, labels);
+    e.code = ErrorCode::unknown_version;
+    e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
+                (close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)") +
+                " (`cudnnctl search` lists the releases)";
     return fail(e);
   }
   return got;
@@ -144,17 +194,21 @@ Result<Target> resolve_target(const store::Layout& layout, const store::Config& 
                                       "\": cudnnctl installs linux-x86_64, linux-sbsa and "
                                       "linux-aarch64 archives");
   }
+  if (auto tk = host::detect_cuda(layout.root(), config.cuda_home)) {
+    t.toolkit = tk->major;
+    t.toolkit_source = "CUDA " + std::to_string(tk->major) +
+                       (tk->minor >= 0 ? "." + std::to_string(tk->minor) : "") + " at " +
+                       tk->home.string() + " (" + tk->source + ")";
+  }
   if (cuda_flag) {
     t.cuda = cuda_flag;
     t.cuda_source = "--cuda";
   } else if (config.cuda) {
     t.cuda = config.cuda;
     t.cuda_source = "config";
-  } else if (auto tk = host::detect_cuda(layout.root(), config.cuda_home)) {
-    t.cuda = tk->major;
-    t.cuda_source = "CUDA " + std::to_string(tk->major) +
-                    (tk->minor >= 0 ? "." + std::to_string(tk->minor) : "") + " at " +
-                    tk->home.string() + " (" + tk->source + ")";
+  } else if (t.toolkit) {
+    t.cuda = t.toolkit;
+    t.cuda_source = t.toolkit_source;
   }
   return t;
 }
@@ -228,6 +282,9 @@ Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
     notes.info("manifest: " + w, 1);
   }
   TRY(check_manifest_matches(m, wanted, r.manifest_source));
+  if (auto refusal = no_cuda_build(m, target, sources.catalog)) {
+    return fail(*refusal);
+  }
   std::vector<std::string> warnings;
   TRY_ASSIGN(r.selection, manifest::select_package(m, target.platform, target.cuda, warnings));
   for (const auto& w : warnings) {

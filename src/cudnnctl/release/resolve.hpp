@@ -8,6 +8,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
+#include "release/catalog.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
 #include "util/notes.hpp"
@@ -27,13 +28,17 @@ struct Sources {
   std::optional<std::string> manifest; // --manifest FILE|URL
   bool require_pin = false;
   std::optional<std::string> cacert;
-  std::filesystem::path pins_dir; // <root>/etc/cudnnctl/pins.d
+  std::filesystem::path pins_dir;   // <root>/etc/cudnnctl/pins.d
+  const Catalog* catalog = nullptr; // the releases cudnnctl knows (ops/catalog.hpp)
 };
 
 struct Target {
   std::string platform;
-  std::optional<int> cuda; // from --cuda, config, or the detected toolkit
-  std::string cuda_source; // "--cuda", "config", "CUDA 12.4 at /usr/local/cuda (header)", ""
+  std::optional<int> cuda;    // from --cuda, config, or the detected toolkit
+  std::string cuda_source;    // "--cuda", "config", "CUDA 12.4 at /usr/local/cuda (header)", ""
+  std::optional<int> toolkit; // the CUDA toolkit's major under the root, also with --cuda
+  std::string toolkit_source; // "CUDA 13.0 at /usr/local/cuda (header)"
+  bool force = false;         // --force: a requirement refusal (exit 7) becomes a warning
 };
 
 // Platform and CUDA major for this command (no network): the flags, else the config, else
@@ -69,8 +74,9 @@ inline constexpr size_t k_max_manifest = 4u << 20;
 std::vector<std::string> manifest_names(const manifest::Version& wanted);
 
 // Fetches the first of `names` that a base serves and that passes check_manifest_pin. Every
-// name 404 on every base: ErrorCode::usage "unknown cuDNN version ..." listing the releases
-// the pins know.
+// name 404 on every base: ErrorCode::mirror_not_found (exit 3) naming the URLs when
+// cudnnctl knows the release (catalog or pins), else ErrorCode::unknown_version with
+// did-you-mean suggestions. A mirror answering HTML: ErrorCode::mirror_not_manifest.
 [[nodiscard]] Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
                                                     const std::vector<std::string>& bases,
                                                     const std::vector<std::string>& names,
@@ -82,6 +88,15 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted);
 [[nodiscard]] Status check_manifest_matches(const manifest::Manifest& m,
                                             const manifest::Version& wanted,
                                             const std::string& source);
+
+// The refusal when release `m` has no build for the CUDA major this host needs: the one
+// asked for (--cuda, config, else the toolkit's), or, without --force, the toolkit's when
+// --cuda asks for another. ErrorCode::no_cuda_build (exit 7) listing the ways out: the
+// releases with such a build, this release's other builds with --cuda N --force, another
+// toolkit. nullopt when the release has that build (or no build for the platform at all:
+// select_package says so).
+std::optional<Error> no_cuda_build(const manifest::Manifest& m, const Target& target,
+                                   const Catalog* catalog);
 
 // Resolves VERSION through the manifest. Errors: usage (unknown version/platform/variant,
 // malformed manifest), integrity (pin mismatch, unpinned under --require-pin), network.

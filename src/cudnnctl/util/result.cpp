@@ -6,8 +6,49 @@
 
 namespace cudnnctl {
 
-int exit_code(ErrorCode code) {
+ErrorCode category(ErrorCode code) {
   switch (code) {
+  case ErrorCode::nothing_active:
+  case ErrorCode::nothing_to_roll_back:
+  case ErrorCode::no_such_generation:
+  case ErrorCode::not_installed:
+  case ErrorCode::is_active:
+  case ErrorCode::unknown_version:
+    return ErrorCode::usage;
+  case ErrorCode::no_cuda_build:
+    return ErrorCode::requirement;
+  case ErrorCode::mirror_not_found:
+  case ErrorCode::mirror_not_manifest:
+    return ErrorCode::network;
+  default:
+    return code;
+  }
+}
+
+const std::vector<ErrorCode>& all_error_codes() {
+  static const std::vector<ErrorCode> all = {ErrorCode::environment,
+                                             ErrorCode::internal,
+                                             ErrorCode::usage,
+                                             ErrorCode::network,
+                                             ErrorCode::integrity,
+                                             ErrorCode::rolled_back,
+                                             ErrorCode::busy,
+                                             ErrorCode::requirement,
+                                             ErrorCode::problems,
+                                             ErrorCode::nothing_active,
+                                             ErrorCode::nothing_to_roll_back,
+                                             ErrorCode::no_such_generation,
+                                             ErrorCode::not_installed,
+                                             ErrorCode::is_active,
+                                             ErrorCode::unknown_version,
+                                             ErrorCode::no_cuda_build,
+                                             ErrorCode::mirror_not_found,
+                                             ErrorCode::mirror_not_manifest};
+  return all;
+}
+
+int exit_code(ErrorCode code) {
+  switch (category(code)) {
   case ErrorCode::environment:
   case ErrorCode::internal:
     return 1;
@@ -25,8 +66,9 @@ int exit_code(ErrorCode code) {
     return 7;
   case ErrorCode::problems:
     return 8;
+  default:
+    return 1;
   }
-  return 1;
 }
 
 const char* code_name(ErrorCode code) {
@@ -49,6 +91,24 @@ const char* code_name(ErrorCode code) {
     return "requirement";
   case ErrorCode::problems:
     return "problems";
+  case ErrorCode::nothing_active:
+    return "nothing_active";
+  case ErrorCode::nothing_to_roll_back:
+    return "nothing_to_roll_back";
+  case ErrorCode::no_such_generation:
+    return "no_such_generation";
+  case ErrorCode::not_installed:
+    return "not_installed";
+  case ErrorCode::is_active:
+    return "is_active";
+  case ErrorCode::unknown_version:
+    return "unknown_version";
+  case ErrorCode::no_cuda_build:
+    return "no_cuda_build";
+  case ErrorCode::mirror_not_found:
+    return "mirror_not_found";
+  case ErrorCode::mirror_not_manifest:
+    return "mirror_not_manifest";
   }
   return "internal";
 }

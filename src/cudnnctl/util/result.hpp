@@ -24,11 +24,28 @@ enum class ErrorCode {
   busy,        // 6: another cudnnctl holds the lock
   requirement, // 7: CUDA major, driver minimum, GPU requirement not met
   problems,    // 8: verify/doctor found problems
+  // Finer conditions, each in one category above (category()); their names are the
+  // "error.code" of --json, documented in docs/ERRORS.md.
+  nothing_active,       // 2: env/verify/backup/smoke with no generation active
+  nothing_to_roll_back, // 2: rollback with nothing active or nothing before the active one
+  no_such_generation,   // 2: rollback --to N of a generation that does not exist
+  not_installed,        // 2: use/remove of a version that is not in the store
+  is_active,            // 2: remove of the active version
+  unknown_version,      // 2: a VERSION no mirror serves and cudnnctl does not know
+  no_cuda_build,        // 7: the release has no build for the CUDA major this host needs
+  mirror_not_found,     // 3: a release cudnnctl knows, 404 on every mirror
+  mirror_not_manifest,  // 3: a mirror answered something else (an HTML page) for a manifest
 };
+
+// The category of the exit-code table `code` belongs to (itself for the categories).
+ErrorCode category(ErrorCode code);
+// Every code, categories first: what docs/ERRORS.md lists (cudnnctl_unit checks it).
+const std::vector<ErrorCode>& all_error_codes();
 
 // The documented process exit code for `code`.
 int exit_code(ErrorCode code);
-// Stable lower-case name used as "error.code" in --json output.
+// Stable lower-case name used as "error.code" in --json output ("error.category" is the
+// name of category(code)).
 const char* code_name(ErrorCode code);
 
 struct Error {

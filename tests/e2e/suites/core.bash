@@ -81,7 +81,7 @@ TEST "rollback with nothing before it fails loudly and changes nothing"
 tree_snapshot "$R/opt" >"$E2E_TMP/before"
 expect_exit 2 c --json rollback
 expect_json 'd["ok"]' false
-expect_json 'd["error"]["code"]' usage
+expect_json 'd["error"]["code"]' nothing_to_roll_back
 expect_contains "$OUT" "generation 1"
 tree_snapshot "$R/opt" >"$E2E_TMP/after"
 cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "rollback with nothing before it changed the prefix"
@@ -190,12 +190,13 @@ expect_contains "$NGINX_DIR/access.log" "redistrib_9.1.0.json"
 
 TEST "unknown version: exit 2, saying what is known"
 expect_exit 2 cudnnctl --root "$R4" --mirror "$URL/" --cuda 12 --json install 9.99.0
-expect_json 'd["error"]["code"]' usage
+expect_json 'd["error"]["code"]' unknown_version
 expect_contains "$OUT" "9.99.0"
-expect_contains "$OUT" "9.2.0" # the known releases are listed
+expect_contains "$OUT" "did you mean 9.9.0" # the closest known releases are suggested
+expect_contains "$OUT" "cudnnctl search"
 
-TEST "unknown platform and CUDA variant: exit 2 listing what the manifest offers"
-expect_exit 2 cudnnctl --root "$R4" --mirror "$URL/" --cuda 13 --json install 9.1.0
+TEST "unknown platform (exit 2) and CUDA variant (exit 7): listing what the manifest offers"
+expect_exit 7 cudnnctl --root "$R4" --mirror "$URL/" --cuda 13 --json install 9.1.0
 expect_contains "$OUT" "CUDA 11, 12"
 expect_exit 2 cudnnctl --root "$R4" --mirror "$URL/" --platform linux-ppc64le --json install 9.1.0
 expect_contains "$OUT" "linux-ppc64le"

@@ -11,7 +11,7 @@ R=$(new_root)
 
 TEST "env with nothing active: exit 2, nothing created"
 expect_exit 2 cudnnctl --root "$R" env --json
-expect_json 'd["error"]["code"]' usage
+expect_json 'd["error"]["code"]' nothing_active
 [ ! -e "$R/var" ] && [ ! -e "$R/opt" ] || fail "env created files"
 
 TEST "env prints CUDNN_PATH, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY (sh), read-only"

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/search.hpp"
+
+#include "manifest/pins.hpp"
+#include "ops/catalog.hpp"
+#include "release/index.hpp"
+#include "release/resolve.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+
+namespace cudnnctl::ops {
+
+namespace {
+
+bool pattern_matches(const std::string& pattern, const std::string& label) {
+  if (pattern.empty() || pattern == "latest") {
+    return true;
+  }
+  if (manifest::Version::parse(pattern)) {
+    return release::partial_matches(pattern, label);
+  }
+  return label.find(pattern) != std::string::npos;
+}
+
+bool has_build(const release::KnownRelease& r, const std::string& platform,
+               std::optional<int> cuda) {
+  auto p = r.archives.find(platform);
+  return p != r.archives.end() && !p->second.empty() && (!cuda || p->second.contains(*cuda));
+}
+
+// The rows of every mirror that can be listed, then the built-in ones, by label. `newest`:
+// stop at the first (descending) label with a build for `platform`/`cuda` (a partial VERSION).
+struct Gathered {
+  std::vector<SearchRow> rows;
+  std::vector<std::string> listed;
+};
+
+Gathered gather(Context& ctx, const std::string& pattern, bool newest, const std::string& platform,
+                std::optional<int> cuda) {
+  Gathered g;
+  release::Sources src = sources(ctx);
+  auto row_of = [&](const std::string& label) -> SearchRow* {
+    for (auto& r : g.rows) {
+      if (r.release.label == label) {
+        return &r;
+      }
+    }
+    return nullptr;
+  };
+  for (const auto& base : src.mirrors) {
+    auto labels = release::list_mirror(src, base);
+    if (!labels) {
+      ctx.warn("cannot list the releases of mirror " + base + ": " + labels.error().full_message());
+      continue;
+    }
+    g.listed.push_back(base);
+    for (auto it = labels->rbegin(); it != labels->rend(); ++it) {
+      if (!pattern_matches(pattern, *it)) {
+        continue;
+      }
+      if (SearchRow* seen = row_of(*it)) {
+        seen->sources.push_back(base);
+        continue;
+      }
+      auto rel = release::mirror_release(src, ctx.notes(), base, *it);
+      if (!rel) {
+        ctx.warn("mirror " + base + " lists " + *it + ", but: " + rel.error().full_message());
+        continue;
+      }
+      g.rows.push_back(SearchRow{*rel, {base}, false, false});
+      if (newest && has_build(*rel, platform, cuda)) {
+        return g;
+      }
+    }
+  }
+  if (newest && !g.listed.empty()) {
+    return g; // the mirrors decide what install can get
+  }
+  for (const auto& known : builtin_catalog()) {
+    if (!pattern_matches(pattern, known.label)) {
+      continue;
+    }
+    if (SearchRow* seen = row_of(known.label)) {
+      seen->sources.push_back("built-in");
+      continue;
+    }
+    g.rows.push_back(SearchRow{known, {"built-in"}, false, false});
+  }
+  return g;
+}
+
+void sort_rows(std::vector<SearchRow>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const SearchRow& a, const SearchRow& b) {
+    return manifest::Version::parse(a.release.label).value_or(manifest::Version{}) <
+           manifest::Version::parse(b.release.label).value_or(manifest::Version{});
+  });
+}
+
+} // namespace
+
+Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
+  out.pattern = pattern;
+  TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),
+                                                             ctx.opts().platform, ctx.opts().cuda));
+  out.platform = target.platform;
+  out.cuda = target.cuda;
+  Gathered g = gather(ctx, pattern, false, target.platform, target.cuda);
+  out.mirrors_listed = g.listed;
+  out.releases = std::move(g.rows);
+  sort_rows(out.releases);
+  if (pattern == "latest") {
+    for (auto it = out.releases.rbegin(); it != out.releases.rend(); ++it) {
+      if (has_build(it->release, target.platform, target.cuda)) {
+        SearchRow keep = *it;
+        out.releases = {keep};
+        break;
+      }
+    }
+  }
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  fill_active(ctx, view, out);
+  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
+  const auto* active = view.active_entry();
+  for (auto& row : out.releases) {
+    auto label = manifest::Version::parse(row.release.label);
+    row.release.pinned = row.release.pinned || pins.find(row.release.label) != nullptr;
+    for (const auto& e : view.entries) {
+      auto v = manifest::Version::parse(e.version);
+      bool same = e.label == row.release.label || e.version == row.release.version ||
+                  (label && v && label->parts.size() == 4 && *label == *v);
+      if (same) {
+        row.installed = true;
+        row.active = row.active || (active && active->name == e.name);
+      }
+    }
+  }
+  return {};
+}
+
+Result<std::string> resolve_partial(Context& ctx, const std::string& version_arg,
+                                    const std::string& platform, std::optional<int> cuda) {
+  Gathered g = gather(ctx, version_arg, true, platform, cuda);
+  sort_rows(g.rows);
+  for (auto it = g.rows.rbegin(); it != g.rows.rend(); ++it) {
+    if (has_build(it->release, platform, cuda)) {
+      ctx.info("\"" + version_arg + "\" is cuDNN " + it->release.label + " (" +
+               it->release.version + "), the newest with a " + platform +
+               (cuda ? " CUDA " + std::to_string(*cuda) : std::string()) + " build on " +
+               (g.listed.empty() ? "the built-in list" : util::join(g.listed, ", ")));
+      return it->release.label;
+    }
+  }
+  return fail(ErrorCode::unknown_version,
+              "no release matching \"" + version_arg + "\" has a " + platform +
+                  (cuda ? " CUDA " + std::to_string(*cuda) : std::string()) + " build on " +
+                  (g.listed.empty() ? "the built-in list" : util::join(g.listed, ", ")) +
+                  " (`cudnnctl search` lists what there is)");
+}
+
+} // namespace cudnnctl::ops
