@@ -78,7 +78,7 @@ std::string first_word(int argc, char** argv, const CLI::App& app) {
           opt = app.get_option_no_throw(a);
         } catch (...) {
         }
-        if (opt && opt->get_type_size() != 0 && i + 1 < argc) {
+        if (opt && opt->get_items_expected_min() > 0 && i + 1 < argc) {
           ++i;
         }
       }
@@ -116,7 +116,7 @@ std::string misplaced_option(int argc, char** argv, const CLI::App& app) {
     }
     std::string name = a.substr(0, a.find('='));
     if (const CLI::Option* global = app.get_option_no_throw(name)) {
-      if (a.find('=') == std::string::npos && global->get_type_size() != 0) {
+      if (a.find('=') == std::string::npos && global->get_items_expected_min() > 0) {
         ++i; // its value
       }
       continue;
@@ -140,7 +140,8 @@ std::string global_options_text(const CLI::App& app) {
     if (name == "--help" || name == "-h,--help" || name == "--version" || name.empty()) {
       continue;
     }
-    std::string left = "  " + name + (opt->get_type_size() != 0 ? " " + opt->get_type_name() : "");
+    std::string left =
+        "  " + name + (opt->get_items_expected_min() > 0 ? " " + opt->get_type_name() : "");
     left.resize(std::max<size_t>(left.size() + 1, 30), ' ');
     out += left + opt->get_description() + "\n";
   }

@@ -32,6 +32,12 @@ std::optional<Error> no_cuda_build(const manifest::Manifest& m, const Target& ta
   } else {
     return std::nullopt;
   }
+  // An entry for that major that is malformed is not a missing build: select_package names
+  // what is wrong with it (exit 2).
+  if (auto bad = product->second.invalid_variants.find(target.platform);
+      bad != product->second.invalid_variants.end() && bad->second.contains(needed)) {
+    return std::nullopt;
+  }
   std::vector<std::string> offered;
   for (const auto& [major, pkg] : variants) {
     offered.push_back(std::to_string(major));

@@ -175,6 +175,11 @@ TEST "an option of a command before the command: a clear message, exit 2"
 expect_exit 2 cudnnctl --root "$RE" --no-smoke install 9.1.0
 expect_contains "$ERR" "--no-smoke is an option of \`install\`, not a global option: put it after the command"
 expect_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+# Flags before the command take no value: the command's own options are still its own.
+expect_exit 2 cudnnctl --root "$RE" --json -q gc --keep 0
+msg_has "--keep: Value 0 not in range"
+expect_exit 2 cudnnctl --root "$RE" --json -q instal 9.1.0
+msg_has 'unknown command "instal" (did you mean install?)'
 # The documented placements work: global options before or after the command.
 expect_exit 0 cudnnctl --root "$RE" --json status
 expect_exit 0 cudnnctl status --root "$RE" --json
