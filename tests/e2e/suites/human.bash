@@ -203,7 +203,7 @@ expect_contains "$OUT" "--archive"
 expect_exit 0 cudnnctl --root "$RE" --json help rollback
 expect_json '"--to" in d["data"]["help"]' true
 expect_exit 2 cudnnctl --root "$RE" help serch
-expect_contains "$ERR" "did you mean search?"
+expect_contains "$ERR" "did you mean search"
 
 TEST "--json --help is one JSON object"
 expect_exit 0 cudnnctl --json --help
