@@ -5,6 +5,7 @@
 #pragma once
 
 #include "host/host.hpp"
+#include "recall/recall.hpp"
 #include "smoke/runner.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
@@ -53,6 +54,8 @@ struct Findings {
   // (the human output lists it); smoke_off: turned off by --no-smoke (no line).
   std::optional<smoke::SmokeResult> smoke;
   std::optional<std::string> smoke_off;
+  // The recall that named the build (the recall gate; under --force the build went ahead).
+  std::optional<recall::Recall> recalled;
 
   void check(std::string name, std::string status, std::string message) {
     checks.push_back({std::move(name), std::move(status), std::move(message)});

@@ -2,6 +2,8 @@
 #include "ops/activate.hpp"
 
 #include "gates/postswitch.hpp"
+#include "gates/recall.hpp"
+#include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -95,7 +97,14 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
                                       util::join(names, ", ") +
                                       "; give the full version, --cuda or --platform");
   }
-  return activate_entry(ctx, matches.front()->name, "use " + version_arg, demands, out);
+  const store::EntryInfo& target = *matches.front();
+  if (const auto* active = view.active_entry(); !active || active->name != target.name) {
+    // A switch to a recalled build is refused like its install (exit 7, --force overrides).
+    TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
+    gates::Env env = gates_env(ctx);
+    TRY(gates::check_recall(env, recalls, target.version, target.cuda_major, out.findings));
+  }
+  return activate_entry(ctx, target.name, "use " + version_arg, demands, out);
 }
 
 namespace {

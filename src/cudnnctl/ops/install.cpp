@@ -4,8 +4,10 @@
 #include "archive/extract.hpp"
 #include "archive/naming.hpp"
 #include "fetch/fetch.hpp"
+#include "gates/recall.hpp"
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
+#include "ops/recalls.hpp"
 #include "release/resolve.hpp"
 #include "release/stream.hpp"
 #include "util/fs.hpp"
@@ -252,7 +254,7 @@ Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
 std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
                                      const release::Target& target,
                                      const std::vector<std::string>& components,
-                                     InstallResult& out) {
+                                     const recall::RecallSet& recalls, InstallResult& out) {
   auto view = read_store(ctx);
   if (!view) {
     return fail(view.error());
@@ -278,6 +280,11 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
       out.described = store::describe(*e);
       out.active_generation = view->current;
       out.said = Switched::already_active;
+      if (const auto* hit = recalls.find_recall(e->version, e->cuda_major)) {
+        out.findings.recalled = *hit;
+        ctx.warn("the active " + recall::describe(*hit, e->version, e->cuda_major) +
+                 ": switch to another release (`cudnnctl use VERSION` or `cudnnctl rollback`)");
+      }
       return Status{};
     }
   }
@@ -296,6 +303,9 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   sel.platform = e.platform;
   sel.cuda_major = e.cuda_major;
   gates::Env env = gates_env(ctx);
+  if (auto ok = gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings); !ok) {
+    return ok;
+  }
   if (auto ok = gates::check_requirements(env, sel, o.demands(), out.findings); !ok) {
     return ok;
   }
@@ -347,7 +357,10 @@ Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   out.requested = o.version;
-  if (auto done = install_stored(ctx, o, target, components, out)) {
+  // Signed recall lists: read before anything is fetched or written (a list refused under
+  // require_signed_recalls stops the install here).
+  TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
+  if (auto done = install_stored(ctx, o, target, components, recalls, out)) {
     return *done;
   }
   if (!target.cuda) {
@@ -369,6 +382,7 @@ Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
   out.platform = sel.platform;
   out.cuda = sel.cuda_major;
   gates::Env env = gates_env(ctx);
+  TRY(gates::check_recall(env, recalls, sel.version, sel.cuda_major, out.findings));
   TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
   if (ctx.dry_run()) {
     return install_dry_run(ctx, r, name, out);
