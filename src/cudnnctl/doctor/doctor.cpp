@@ -142,7 +142,7 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   std::string multiarch = machine_multiarch();
   LdConf ldconf = read_ld_so_conf(rootfs);
   LdCache cache = read_ld_cache(rootfs);
-  std::vector<Finding> early;
+  std::vector<Finding> early = o.preset;
   auto db = host::DpkgDb::load(rootfs.root());
   if (!db) {
     early.push_back({"dpkg-unreadable",
@@ -253,6 +253,9 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   add_loader_config_findings(r, ctx);
   add_install_findings(r, ctx);
   add_runtime_findings(r, ctx);
+  if (o.recalls) {
+    add_recall_findings(r, *o.recalls);
+  }
   sort_findings(r);
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "doctor/model.hpp"
+#include "recall/recall.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
@@ -25,6 +26,10 @@ struct DoctorOptions {
   std::optional<std::string> conda_prefix;  // $CONDA_PREFIX
   std::filesystem::path proc_dir = "/proc"; // CUDNNCTL_TEST_PROC in tests
   std::optional<ToolkitFacts> cuda;         // the toolkit, detected by the caller
+  // The signed recall lists (nullptr: none read): installs they name are findings.
+  const recall::RecallSet* recalls = nullptr;
+  // Findings the caller made while gathering these (an overlay or a list it could not use).
+  std::vector<Finding> preset;
 };
 
 // Everything doctor reports. Fails only on internal errors; problems of the system are

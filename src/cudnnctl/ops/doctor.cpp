@@ -5,6 +5,7 @@
 #include "doctor/doctor.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
+#include "ops/recalls.hpp"
 
 #include <cstdlib>
 
@@ -39,6 +40,19 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   o.proc_dir = host::proc_dir();
   if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
     o.cuda = doctor::ToolkitFacts{tk->major, tk->minor, tk->home.string(), tk->source};
+  }
+  // The site's recall lists. Doctor diagnoses broken hosts, so lists that cannot be used
+  // are a finding, not a refusal.
+  if (auto recalls = load_site_recalls(ctx)) {
+    out.recalls = std::move(*recalls);
+    o.recalls = &*out.recalls;
+  } else {
+    o.preset.push_back({"recall-lists-refused",
+                        doctor::Severity::error,
+                        recalls.error().message,
+                        {recall::k_recalls_dir},
+                        "install current, correctly signed lists (docs/COMPAT.md), or set "
+                        "require_signed_recalls = false"});
   }
   TRY_ASSIGN(out.report, doctor::run_doctor(o));
   int errors = out.report->count(doctor::Severity::error);

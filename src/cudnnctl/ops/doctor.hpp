@@ -6,6 +6,7 @@
 
 #include "doctor/model.hpp"
 #include "ops/context.hpp"
+#include "recall/recall.hpp"
 
 #include <optional>
 #include <string>
@@ -21,10 +22,14 @@ struct DoctorArgs {
 
 struct DoctorResult : Outcome {
   std::optional<doctor::DoctorReport> report; // inventory, resolution, findings
+  std::optional<recall::RecallSet> recalls;   // the recall lists, when they loaded
 };
 
 // Inventory, resolution and findings (the CLI prints doctor::to_json and doctor::render_text
-// of them). Any error-level finding: ErrorCode::problems (exit 8).
+// of them), with the site's recall lists (an install they name:
+// finding recalled-release, an error for cudnnctl's active entry; lists refused under
+// require_signed_recalls: error finding recall-lists-refused). Any error-level finding:
+// ErrorCode::problems (exit 8).
 [[nodiscard]] Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out);
 
 } // namespace cudnnctl::ops

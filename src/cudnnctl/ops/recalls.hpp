@@ -21,4 +21,11 @@ namespace cudnnctl::ops {
 // or cannot be reached, is a warning. Errors: those of recall::load_recalls.
 [[nodiscard]] Result<recall::RecallSet> load_site_recalls(Context& ctx);
 
+// What to do about the recalled active entry `active` of `view`: "switch to another
+// release: `cudnnctl use 9.1.0.70` (installed, not recalled)" naming an installed entry that
+// is not recalled, else `cudnnctl install VERSION`; and `cudnnctl rollback` when an older
+// generation exists.
+std::string recall_fix(const store::StoreView& view, const store::EntryInfo& active,
+                       const recall::RecallSet& recalls);
+
 } // namespace cudnnctl::ops

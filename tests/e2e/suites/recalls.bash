@@ -80,6 +80,47 @@ expect_json 'any(w.startswith("--force: cuDNN 9.14.0.64 (CUDA 12) is recalled") 
 expect_json '[c["status"] for c in d["data"]["checks"] if c["name"] == "recall"]' '["warning"]'
 expect_json 'd["active"]["version"]' 9.14.0.64
 
+TEST "an active recalled build: check, verify and doctor exit 8 with the reason; use refuses to switch back"
+R=$(new_root)
+expect_exit 0 ci "$R" install 9.1.0 --no-smoke
+expect_exit 0 ci "$R" install 9.14.0 --no-smoke
+expect_exit 0 cudnnctl --root "$R" check
+mkdir -p "$R/etc/cudnnctl/keys.d" "$R/etc/cudnnctl/recalls.d"
+cp "$KEYS/site.pem" "$R/etc/cudnnctl/keys.d/"
+printf '%s\n' "$LIST" >"$R/etc/cudnnctl/recalls.d/site.json"
+sign site "$R/etc/cudnnctl/recalls.d/site.json"
+expect_exit 8 cudnnctl --root "$R" check
+expect_contains "$OUT" "cudnnctl: active cuDNN 9.14.0.64 (CUDA 12) is recalled: $REASON ($LINK)"
+expect_contains "$OUT" "\`cudnnctl use 9.1.0.70\` (installed, not recalled) or \`cudnnctl rollback\`"
+expect_exit 8 cudnnctl --root "$R" --json check --prometheus "$E2E_TMP/prom" --nfd "$E2E_TMP/nfd"
+expect_json 'd["data"]["recalled"]["reason"]' "$REASON"
+expect_json 'd["data"]["healthy"]' false
+expect_contains "$E2E_TMP/prom" "cudnnctl_recalled 1"
+expect_contains "$E2E_TMP/nfd" "cudnn.recalled=true"
+expect_exit 8 cudnnctl --root "$R" --json verify
+expect_error "cuDNN 9.14.0.64 (CUDA 12) is recalled: $REASON ($LINK)"
+expect_json 'd["data"]["recalled"]["list"]' /etc/cudnnctl/recalls.d/site.json
+expect_exit 8 cudnnctl --root "$R" --json doctor
+expect_json '[f["severity"] for f in d["data"]["findings"] if f["code"] == "recalled-release"]' '["error"]'
+expect_json '[f["message"] for f in d["data"]["findings"] if f["code"] == "recalled-release"][0]' \
+  "cudnnctl's active cuDNN 9.14.0.64 is recalled: $REASON ($LINK) [recall list /etc/cudnnctl/recalls.d/site.json]"
+expect_json '[f["fix"] for f in d["data"]["findings"] if f["code"] == "recalled-release"][0]' \
+  "switch to a release that is not recalled: \`cudnnctl use 9.1.0.70\`, or \`cudnnctl rollback\`"
+expect_json 'd["data"]["recall_lists"][0]["state"]' valid
+# Doing what the fix says makes the node healthy; switching back is refused.
+expect_exit 0 cudnnctl --root "$R" use 9.1.0 --no-smoke
+expect_exit 0 cudnnctl --root "$R" check
+expect_exit 0 cudnnctl --root "$R" verify
+expect_exit 0 cudnnctl --root "$R" --json doctor
+expect_json '[f["severity"] for f in d["data"]["findings"] if f["code"] == "recalled-release"]' '["warning"]'
+tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/before"
+expect_exit 7 cudnnctl --root "$R" --json use 9.14.0 --no-smoke
+expect_error "is recalled: $REASON ($LINK) [recall list /etc/cudnnctl/recalls.d/site.json]"
+tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/after"
+cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "a refused use changed the prefix"
+expect_exit 0 cudnnctl --root "$R" --force use 9.14.0 --no-smoke
+expect_contains "$ERR" "--force: cuDNN 9.14.0.64 (CUDA 12) is recalled"
+
 TEST "bad signature: warned and ignored; refused (exit 4) under require_signed_recalls"
 R=$(recall_root other)
 expect_exit 0 ci "$R" --dry-run --json install 9.14.0
