@@ -174,3 +174,64 @@ expect_contains "$ERR" "not valid JSON"
 strict "$R"
 expect_exit 2 ci "$R" --json --dry-run install 9.14.0
 expect_json 'd["error"]["code"]' usage
+
+TEST "mirror carries the signed lists; a host reading them from the mirror refuses the recalled build"
+RM=$(recall_root) # the mirroring host
+printf '%s\n' '{"schema": 1, "recalls": []}' >"$RM/etc/cudnnctl/recalls.d/unsigned.json"
+D=$E2E_TMP/mirror-out
+expect_exit 0 cudnnctl --root "$RM" --mirror "$URL" --platform linux-x86_64 --cuda 12 --json \
+  mirror 9.14.0 --to "$D"
+expect_json '[(l["source"], l["state"]) for l in d["data"]["recalls_carried"]]' \
+  '[["/etc/cudnnctl/recalls.d/site.json", "valid"]]'
+expect_json 'any("unsigned.json" in w and "not carried" in w for w in d["warnings"])' true
+cmp "$RM/etc/cudnnctl/recalls.d/site.json" "$D/cudnnctl-recalls/site.json" || fail "list differs"
+cmp "$RM/etc/cudnnctl/recalls.d/site.json.sig" "$D/cudnnctl-recalls/site.json.sig" || fail "sig differs"
+expect_eq "$(grep -v '^#' "$D/cudnnctl-recalls/index")" site.json
+expect_no_file "$D/cudnnctl-recalls/unsigned.json"
+# Second run: nothing rewritten.
+expect_exit 0 cudnnctl --root "$RM" --mirror "$URL" --platform linux-x86_64 --cuda 12 --json \
+  mirror 9.14.0 --to "$D"
+expect_json 'd["changed"]' false
+start_nginx "$D"
+MURL=$MIRROR_URL/
+host_root() { # a fleet host: the site key, the mirror, recalls_from_mirror
+  local r
+  r=$(new_root)
+  mkdir -p "$r/etc/cudnnctl/keys.d"
+  cp "$KEYS/site.pem" "$r/etc/cudnnctl/keys.d/"
+  printf 'mirrors = ["%s"]\nrecalls_from_mirror = true\n' "$MURL" >"$r/etc/cudnnctl/config.toml"
+  echo "$r"
+}
+H=$(host_root)
+tree_snapshot "$H" >"$E2E_TMP/before"
+expect_exit 7 cudnnctl --root "$H" --cuda 12 --json install 9.14.0
+expect_error "is recalled: $REASON ($LINK) [recall list ${MURL}cudnnctl-recalls/site.json]"
+tree_snapshot "$H" >"$E2E_TMP/after"
+cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "a refused install changed the host's root"
+expect_exit 0 cudnnctl --root "$H" --cuda 12 install 9.14.0 --no-smoke --force
+expect_exit 8 cudnnctl --root "$H" check
+expect_contains "$OUT" "is recalled: $REASON"
+# Without recalls_from_mirror the host reads only its own recalls.d.
+printf 'mirrors = ["%s"]\n' "$MURL" >"$H/etc/cudnnctl/config.toml"
+expect_exit 0 cudnnctl --root "$H" check
+# A list changed on the mirror no longer verifies: ignored with a warning.
+H=$(host_root)
+printf '%s\n' '{"schema": 1, "recalls": []}' >"$D/cudnnctl-recalls/site.json"
+expect_exit 0 cudnnctl --root "$H" --cuda 12 --dry-run --json install 9.14.0
+expect_json 'any("cudnnctl-recalls/site.json" in w and "does not verify" in w for w in d["warnings"])' true
+# mirror without VERSION refreshes the lists only; a list the host dropped is removed.
+expect_exit 0 cudnnctl --root "$RM" --json mirror --to "$D"
+expect_json '[l["written"] for l in d["data"]["recalls_carried"]]' '[true]'
+cmp "$RM/etc/cudnnctl/recalls.d/site.json" "$D/cudnnctl-recalls/site.json" || fail "list not restored"
+rm "$RM/etc/cudnnctl/recalls.d/site.json" "$RM/etc/cudnnctl/recalls.d/site.json.sig"
+expect_exit 0 cudnnctl --root "$RM" --json mirror --to "$D"
+expect_json 'len(d["data"]["recalls_removed"])' 2
+expect_no_file "$D/cudnnctl-recalls/site.json"
+expect_eq "$(grep -vc '^#' "$D/cudnnctl-recalls/index" || true)" 0
+expect_exit 2 cudnnctl --root "$(new_root)" --json mirror --to "$E2E_TMP/empty-out"
+expect_error "nothing to mirror"
+# A mirror serving no recall lists: the host warns and goes on.
+H=$(host_root)
+printf 'mirrors = ["%s"]\nrecalls_from_mirror = true\n' "$URL" >"$H/etc/cudnnctl/config.toml"
+expect_exit 0 cudnnctl --root "$H" --cuda 12 --dry-run install 9.14.0
+expect_contains "$ERR" "no mirror serves cudnnctl-recalls/index"
