@@ -34,6 +34,7 @@ void render(const ops::DoctorResult& r, Report& report) {
   }
   report.data() = doctor::to_json(*r.report);
   report.data()["recall_lists"] = r.recalls ? recall_lists_json(*r.recalls) : json(json::array());
+  report.data()["compat_overlays"] = r.compat ? json(r.compat->overlays) : json(json::array());
   for (auto& line : doctor::render_text(*r.report, std::string(doctor::cudnnctl_version()))) {
     report.line(line);
   }

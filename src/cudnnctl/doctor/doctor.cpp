@@ -136,7 +136,7 @@ std::vector<std::string> leftovers(const RootFs& rootfs, const std::string& pref
 
 Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   RootFs rootfs(o.root);
-  const Compat& compat = builtin_compat();
+  const Compat& compat = o.compat ? *o.compat : builtin_compat();
   DoctorReport r;
   r.root = rootfs.root().string();
   std::string multiarch = machine_multiarch();

@@ -41,8 +41,18 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
     o.cuda = doctor::ToolkitFacts{tk->major, tk->minor, tk->home.string(), tk->source};
   }
-  // The site's recall lists. Doctor diagnoses broken hosts, so lists that cannot be used
-  // are a finding, not a refusal.
+  // The site's compat.d rows (what a framework build expects) and its recall lists. Doctor
+  // diagnoses broken hosts, so what cannot be used is a finding, not a refusal.
+  if (auto compat = doctor::load_compat(ctx.opts().root)) {
+    out.compat = std::move(*compat);
+    o.compat = &*out.compat;
+  } else {
+    o.preset.push_back({"compat-overlay-invalid",
+                        doctor::Severity::warning,
+                        compat.error().message + "; the built-in data is used instead",
+                        {"/etc/cudnnctl/compat.d"},
+                        "fix or remove the file (row format: docs/COMPAT.md)"});
+  }
   if (auto recalls = load_site_recalls(ctx)) {
     out.recalls = std::move(*recalls);
     o.recalls = &*out.recalls;
