@@ -121,7 +121,7 @@ Host *
   UserKnownHostsFile $FLEET_DIR/ssh/known_hosts
   StrictHostKeyChecking yes
   BatchMode yes
-  ConnectTimeout 5
+  ConnectTimeout 15
   ServerAliveInterval 5
   ServerAliveCountMax 3
   LogLevel ERROR
@@ -146,6 +146,20 @@ fleet_ssh() {
   local name=$1
   shift
   ssh -F "$FLEET_DIR/ssh/config" -p "${FLEET_PORT[$name]}" 127.0.0.1 "$@"
+}
+
+# fleet_read NODE CMD...: fleet_ssh for a read-only command, tried again (up to 3 times, 2 s
+# apart) when ssh itself fails (exit 255: no connection, e.g. sshd slow to accept on a loaded
+# machine). Only for commands that are safe to run twice; never for reboots or changes.
+fleet_read() {
+  local try rc=0
+  for try in 1 2 3; do
+    rc=0
+    fleet_ssh "$@" && return 0 || rc=$?
+    [ "$rc" -eq 255 ] || return "$rc"
+    sleep 2
+  done
+  return "$rc"
 }
 
 # fleet_boot_id NODE: /proc/sys/kernel/random/boot_id inside the node (changes per boot).

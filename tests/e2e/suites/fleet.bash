@@ -68,10 +68,10 @@ lap "base root (debootstrap, cached)"
 FLEET_FAKEGPU_LIB=$F/libcuda.so.1 fleet_start "$N"
 lap "$N nodes booted"
 for h in "${FLEET_NODES[@]}"; do
-  expect_eq "$(fleet_ssh "$h" cat /proc/1/comm)" systemd "PID 1 of $h"
-  expect_eq "$(fleet_ssh "$h" hostname)" "$h" "hostname of $h"
+  expect_eq "$(fleet_read "$h" cat /proc/1/comm)" systemd "PID 1 of $h"
+  expect_eq "$(fleet_read "$h" hostname)" "$h" "hostname of $h"
 done
-ids=$(for h in "${FLEET_NODES[@]}"; do fleet_ssh "$h" cat /etc/machine-id; done | sort -u | wc -l)
+ids=$(for h in "${FLEET_NODES[@]}"; do fleet_read "$h" cat /etc/machine-id; done | sort -u | wc -l)
 expect_eq "$ids" "$N" "distinct machine IDs"
 
 # Ansible: over SSH with the keys made above; everything it writes stays in $E2E_TMP.
