@@ -82,7 +82,8 @@ expect_json 'd["active"]["version"]' 9.14.0.64
 
 TEST "an active recalled build: check, verify and doctor exit 8 with the reason; use refuses to switch back"
 R=$(new_root)
-expect_exit 0 ci "$R" install 9.1.0 --no-smoke
+expect_exit 0 ci "$R" --json install 9.1.0 --no-smoke
+expect_json '[c["name"] for c in d["data"]["checks"] if c["name"] == "recall"]' '[]' # no list: no gate
 expect_exit 0 ci "$R" install 9.14.0 --no-smoke
 expect_exit 0 cudnnctl --root "$R" check
 mkdir -p "$R/etc/cudnnctl/keys.d" "$R/etc/cudnnctl/recalls.d"
