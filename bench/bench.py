@@ -257,6 +257,69 @@ ldconfig -r "$ROOT"
                             self.record("xz-dc", timed(["xz", "-dc", self.real.archive]))
                     rmtree(root)
 
+    # -- repack (issue 21) ----------------------------------------------------------------
+
+    def site_root(self, pins, with_repack):
+        """A host root that trusts the site's pins file, with or without its sidecar pins."""
+        root = self.fresh("repack-host" if with_repack else "xz-host")
+        os.makedirs(os.path.join(root, "etc", "cudnnctl", "pins.d"))
+        with open(pins) as f:
+            lines = [l for l in f if with_repack or "cudnnctl-repack/" not in l]
+        with open(os.path.join(root, "etc", "cudnnctl", "pins.d", "site.sha256"), "w") as f:
+            f.writelines(lines)
+        return root
+
+    def rounds_repack(self):
+        """mirror --repack zstd once (its one-time cost), then install from the repack vs from
+        the xz of the same site mirror, vs `zstd -dc` of the repack, and at 100 MiB/s vs the
+        download of the repack alone (curl)."""
+        if not shutil.which("zstd"):
+            sys.exit("bench: the zstd CLI is missing (apt-get install zstd)")
+        r = self.real
+        site = os.path.join(self.tmp, "site")
+        print("== mirror --repack zstd: the one-time cost (1 run)", flush=True)
+        mroot = self.fresh("mirror")
+        with nginx(r.mirror, "0", self.tmp) as url:
+            base = [self.bin, "--root", mroot, "--mirror", url, "--platform", "linux-x86_64",
+                    "--cuda", r.cuda, "-vv", "mirror", VERSION, "--to", site]
+            settle()
+            self.record("mirror/plain", timed(base))
+            settle()
+            s = timed(base + ["--repack", "zstd"])
+            self.record("mirror/repack-step", s)
+        zst = os.path.join(site, r.rel[:-len(".tar.xz")] + ".tar.zst")
+        self.repack_size = os.path.getsize(zst)
+        pins = os.path.join(site, "cudnnctl-pins.sha256")
+        for rate, label in (("0", "loopback"), ("100m", "100m")):
+            print("== install from the repack vs from the xz, limit_rate %s (%d runs)" %
+                  (rate, self.runs), flush=True)
+            with nginx(site, rate, self.tmp) as url:
+                for i in range(self.runs):
+                    order = ["repack", "xz", "base"]
+                    if i % 2:
+                        order.reverse()
+                    for what in order:
+                        settle()
+                        if what == "base":
+                            if label == "loopback":
+                                self.record("zstd-dc", timed(["zstd", "-q", "-dc", zst]))
+                            else:
+                                self.record("curl/repack-100m",
+                                            timed(["curl", "-sSf", "-o", "/dev/null",
+                                                   url + "/" + r.rel[:-len(".tar.xz")] +
+                                                   ".tar.zst"]))
+                            continue
+                        root = self.site_root(pins, what == "repack")
+                        s = self.install(url, root)
+                        last = open(os.path.join(root, "var", "lib", "cudnnctl",
+                                                 "history.jsonl")).read().splitlines()[-1]
+                        got = json.loads(last).get("archive_form")
+                        want = "repack" if what == "repack" else "xz"
+                        if got != want:
+                            sys.exit("bench: %s install used form %r" % (what, got))
+                        self.record("install/%s-%s" % (what, label), s)
+                        rmtree(root)
+
     # -- sha256 -------------------------------------------------------------------------------
 
     def rounds_sha(self):
@@ -398,6 +461,25 @@ ldconfig -r "$ROOT"
         ratio("SHA-256 of the archive vs `sha256sum`", "sha256/cudnnctl", "sha256sum", 0.35)
         ratio("reinstall of the active version vs fresh install", "reinstall/loopback",
               "install/loopback", 0.02)
+        ratio("install from the repack vs from the xz, loopback", "install/repack-loopback",
+              "install/xz-loopback", 0.25)
+        ratio("install from the repack vs `zstd -dc` of the repack", "install/repack-loopback",
+              "zstd-dc", 1.5)
+        ratio("install from the repack at 100 MiB/s vs its download alone (curl)",
+              "install/repack-100m", "curl/repack-100m", 1.15)
+        ratio("(for comparison) install from the repack vs from the xz, 100 MiB/s",
+              "install/repack-100m", "install/xz-100m", 1.0)
+        if "install/repack-loopback" in self.samples:
+            runs = self.samples["install/repack-loopback"] + self.samples.get(
+                "install/repack-100m", [])
+            own = max(s.get("rss_self", 0) for s in runs) / 1024
+            rows.append(("peak RSS of install from the repack: the cudnnctl process (max)",
+                         "%.1f MiB" % own, "", "", "≤ 64 MiB", "met" if own <= 64 else "missed"))
+        if "mirror/repack-step" in self.samples:
+            rep, plain = self.med("mirror/repack-step"), self.med("mirror/plain")
+            rows.append(("mirror's one-time repack cost: `mirror --repack zstd` over a mirrored "
+                         "release (verify + repack) / `mirror` downloading it", "-",
+                         "%.3f s" % rep, "%.3f s" % plain, "-", ""))
         if "install/loopback" in self.samples:
             runs = self.samples["install/loopback"] + self.samples.get("install/100m", [])
             own = max(s.get("rss_self", 0) for s in runs) / 1024
@@ -412,7 +494,8 @@ ldconfig -r "$ROOT"
     def breakdown(self):
         """Medians of install's -vv timing lines (seconds since the stream began)."""
         out = []
-        for name in ("install/loopback", "install/100m"):
+        for name in ("install/loopback", "install/100m", "install/repack-loopback",
+                     "install/repack-100m"):
             runs = self.samples.get(name, [])
             keys = [k for k in (runs[0] if runs else {}) if k.startswith("t:")]
             for k in keys:
@@ -422,7 +505,9 @@ ldconfig -r "$ROOT"
     def cpu_rows(self):
         out = []
         for a, b in (("install/100m", "recipe/100m"), ("install/loopback", "recipe/loopback"),
-                     ("install/loopback", "xz-dc"), ("sha256/cudnnctl", "sha256sum")):
+                     ("install/loopback", "xz-dc"), ("sha256/cudnnctl", "sha256sum"),
+                     ("install/repack-loopback", "install/xz-loopback"),
+                     ("install/repack-loopback", "zstd-dc")):
             if a in self.samples and b in self.samples:
                 out.append((a, b, self.med(a, "cpu"), self.med(b, "cpu"),
                             self.med(a, "cpu") / self.med(b, "cpu")))
@@ -478,7 +563,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--tmp", default=None, help="where the temporary roots go (default TMPDIR)")
     ap.add_argument("--only", default="install,sha,switch,adopt",
-                    help="comma-separated subset of install,sha,switch,adopt")
+                    help="comma-separated subset of install,sha,switch,adopt,repack (repack: "
+                    "not in the default set)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--no-priority", action="store_true",
                     help="do not raise the benchmark's scheduling priority")
@@ -492,6 +578,8 @@ def main():
         if "install" in only:
             b.rounds_install("0", "loopback")
             b.rounds_install("100m", "100m")
+        if "repack" in only:
+            b.rounds_repack()
         if "sha" in only:
             b.rounds_sha()
         bk = None
@@ -519,6 +607,9 @@ def main():
     lines += ["| %s | %s | %.3f s |" % t for t in b.breakdown()]
     lines += ["", "Medians over %d runs; archive %s (%d bytes, sha256 %s); machine: %s." %
               (a.runs, real.file, real.size, real.sha256, json.dumps(m))]
+    if getattr(b, "repack_size", None):
+        lines += ["Repack: %d bytes (zstd level 3), %.3f of the xz's size." %
+                  (b.repack_size, b.repack_size / real.size)]
     lines += ["Note: " + n for n in b.notes]
     text = "\n".join(lines) + "\n"
     print()

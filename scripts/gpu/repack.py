@@ -20,6 +20,13 @@ Defects for the GPU test (ELF headers, SONAMEs and versions stay intact):
   --zero-fatbin engines   zero the .nv_fatbin section of libcudnn_engines_* (the GPU kernels)
   --zero-fatbin all       ... of every library that has one
   --truncate LIB          cut LIB's real file to half its size (caught before the switch)
+  --slow-shim SO          a deliberately slow build for the perf gate: the real shim becomes
+                          lib/slowreal.bin and SO (scripts/gpu/slow_shim.c: SONAME
+                          libcudnn.so.N, DT_NEEDED slowreal.bin, RUNPATH $ORIGIN) takes its
+                          place, delaying every execute/convolution call on the host. The
+                          name must not look like a library to ldconfig ("lib*.so*"): it keeps
+                          the shim's SONAME, and `ldconfig` over lib/ would point
+                          libcudnn.so.N at it instead of the wrapper
 Python stdlib only; compresses with `xz -T0 -0` when xz is installed (else Python's lzma).
 """
 import argparse
@@ -159,6 +166,12 @@ def build_tree(args, v, stage):
             size = os.path.getsize(dst)
             os.truncate(dst, size // 2)
             report["truncated"] = {"file": full, "from": size, "to": size // 2}
+    if args.slow_shim:
+        full = "libcudnn.so.%d.%d.%d" % v
+        os.replace(os.path.join(lib, full), os.path.join(lib, "slowreal.bin"))
+        shutil.copyfile(args.slow_shim, os.path.join(lib, full))
+        os.chmod(os.path.join(lib, full), 0o755)
+        report["slow_shim"] = {"wrapper": args.slow_shim, "real": "lib/slowreal.bin"}
     if args.zero_fatbin and not any(report["zeroed"].values()):
         die("--zero-fatbin %s: no .nv_fatbin section found" % args.zero_fatbin)
     if args.truncate and not report["truncated"]:
@@ -221,6 +234,7 @@ def main():
     ap.add_argument("--platform", default="linux-x86_64")
     ap.add_argument("--zero-fatbin", choices=["engines", "all"])
     ap.add_argument("--truncate", metavar="LIB", help="e.g. libcudnn_ops")
+    ap.add_argument("--slow-shim", metavar="SO", help="scripts/gpu/slow_shim.c built")
     ap.add_argument("--print", action="store_true", dest="print_json")
     args = ap.parse_args()
     t0 = time.time()

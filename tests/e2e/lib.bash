@@ -181,6 +181,18 @@ expect_json() {
   [ "$got" == "$2" ] || fail "expect_json $1: got '$got', expected '$2'"
 }
 
+# expect_error STRING: the --json error message ($OUT) contains STRING.
+expect_error() {
+  local msg
+  msg=$(json_get 'd["error"]["message"]')
+  grep -qF -- "$1" <<<"$msg" || fail "error message lacks '$1': $msg"
+}
+
+# expect_check NAME STATUS [FILE]: data.checks has exactly one NAME, with STATUS.
+expect_check() {
+  expect_json "[c['status'] for c in d['data']['checks'] if c['name'] == '$1']" "[\"$2\"]" "${3:-$OUT}"
+}
+
 # ---- filesystem fixtures -------------------------------------------------------------------
 
 # new_root: make a fresh fake root under $E2E_TMP and print its path. It holds

@@ -58,7 +58,7 @@ inline TEntry mk_big_file(std::string name, int64_t size) {
   return TEntry{std::move(name), Type::file, "", 0644, "", size, {}};
 }
 
-enum class Compression { xz, gzip, none, xz_twice };
+enum class Compression { xz, gzip, none, xz_twice, zstd };
 
 constexpr int64_t k_mtime = 1700000000;
 
@@ -96,6 +96,9 @@ inline void write_tar(const fs::path& out, const std::vector<TEntry>& entries,
   }
   if (compression == Compression::gzip) {
     check(a.get(), archive_write_add_filter_gzip(a.get()), "gzip");
+  }
+  if (compression == Compression::zstd) {
+    check(a.get(), archive_write_add_filter_zstd(a.get()), "zstd");
   }
   check(a.get(), archive_write_open_filename(a.get(), out.c_str()), "open");
   for (const auto& t : entries) {

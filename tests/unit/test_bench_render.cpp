@@ -2,7 +2,7 @@
 // The bench renderings from recorded samples (no GPU): tests/data/bench/h200-9.14-9.19.json is
 // the bench.json of the H200 run recorded in docs/GPU.md (cuDNN 9.14.0.64 and 9.19.0.56).
 #include "bench/render.hpp"
-#include "util/fs.hpp"
+#include "bench_test_util.hpp"
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,12 +12,7 @@ using namespace cudnnctl;
 namespace {
 
 bench::Run recorded() {
-  auto text =
-      util::read_file(std::string(CUDNNCTL_SOURCE_DIR) + "/tests/data/bench/h200-9.14-9.19.json");
-  REQUIRE(text);
-  auto run = bench::parse_json(*text);
-  REQUIRE(run);
-  return *run;
+  return bench_test::recorded_h200();
 }
 
 size_t count(const std::string& s, const std::string& needle) {

@@ -95,12 +95,19 @@ struct Checker {
       }
     }
     if (in.compute_capability) {
+      // manifests/gpu_support.json, read directly: the row of this release and CUDA variant
+      // lists the capability or one of the same major with a lower minor.
+      // Rows name releases by three components: 9.10.2.21 is in "9.10.2".
       bool ok = false;
-      for (const auto& row : c.compute) {
-        bool in_range =
-            !(rv < ints(row.cudnn_min)) && (!row.cudnn_max || !(ints(*row.cudnn_max) < rv));
-        for (const auto& s : row.supported) {
-          ok = ok || (in_range && ints(s) == ints(*in.compute_capability));
+      auto want = ints(*in.compute_capability);
+      auto rel3 = rv; // ints() pads to four components
+      rel3[3] = 0;
+      for (const auto& row : cudnnctl::gpu::builtin_support().rows) {
+        bool in_range = row.cuda == cuda && !(rel3 < ints(row.cudnn_min)) &&
+                        (!row.cudnn_max || !(ints(*row.cudnn_max) < rel3));
+        for (const auto& s : row.compute_capabilities) {
+          auto have = ints(s);
+          ok = ok || (in_range && have[0] == want[0] && have[1] <= want[1]);
         }
       }
       if (!ok) {
@@ -298,7 +305,8 @@ TEST_CASE("recommend: the constraints that cannot be met together are named",
   REQUIRE(c2);
   REQUIRE(c2->conflict);
   CHECK(c2->conflict->constraints ==
-        std::vector<std::string>{c2->conflict->constraints[0], "compute capability 10.0"});
+        std::vector<std::string>{c2->conflict->constraints[0],
+                                 "compute capability 10.0 (--compute-capability)"});
   CHECK(c2->conflict->constraints[0].starts_with("tensorrt 8.6.1"));
 
   RecommendInput kepler;
@@ -306,7 +314,8 @@ TEST_CASE("recommend: the constraints that cannot be met together are named",
   auto k = recommend(kepler, builtin_compat());
   REQUIRE(k);
   REQUIRE(k->conflict);
-  CHECK(k->conflict->message == "no known release for linux-x86_64 meets compute capability 3.5");
+  CHECK(k->conflict->message ==
+        "no known release for linux-x86_64 meets compute capability 3.5 (--compute-capability)");
 }
 
 TEST_CASE("recommend: rejections grouped by reason, with a hint", "[doctor][recommend]") {

@@ -146,3 +146,13 @@ TEST_CASE("gpu support: malformed tables are refused with the row", "[gpu]") {
   CHECK(ok->find("8.9.7", 12) == nullptr);
   CHECK(ok->find("9.1.0", 13) == nullptr);
 }
+
+TEST_CASE("gpu support: the newest release running every GPU, for doctor's fix", "[gpu]") {
+  const auto& t = gpu::builtin_support();
+  using F = gpu::GpuFacts;
+  CHECK(gpu::release_for(t, 12, {F{0, "", "9.0"}, F{1, "", "6.0"}}) == "9.10.2");
+  CHECK(gpu::release_for(t, 12, {F{0, "", "12.0"}}) == "9.11.0"); // open-ended row: its first
+  CHECK(gpu::release_for(t, 11, {F{0, "", "7.0"}}) == "9.10.2");
+  CHECK(gpu::release_for(t, 13, {F{0, "", "6.0"}}) == std::nullopt); // no CUDA 13 build for it
+  CHECK(gpu::release_for(t, 11, {F{0, "", "10.0"}}) == std::nullopt);
+}

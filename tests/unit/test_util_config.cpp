@@ -37,9 +37,19 @@ TEST_CASE("config: known keys, types and ranges", "[config]") {
   CHECK(c->keep_generations == 5);
   CHECK(c->cuda == 12);
   CHECK_FALSE(c->manage_cuda_home);
-  const char* bad[] = {"unknown_key = 1\n", "keep_generations = 0\n",
-                       "cuda = \"12\"\n",   "prefix = \"relative/path\"\n",
-                       "require_pin = 1\n", "lock_timeout = -5\n",
+  CHECK_FALSE(c->perf_gate);
+  auto pg = store::parse_config("perf_gate = 5\n", "config.toml");
+  REQUIRE(pg);
+  CHECK(pg->perf_gate == 5);
+  const char* bad[] = {"unknown_key = 1\n",
+                       "keep_generations = 0\n",
+                       "perf_gate = 0\n",
+                       "perf_gate = 101\n",
+                       "perf_gate = \"5\"\n",
+                       "cuda = \"12\"\n",
+                       "prefix = \"relative/path\"\n",
+                       "require_pin = 1\n",
+                       "lock_timeout = -5\n",
                        "mirrors = 3\n"};
   for (const char* text : bad) {
     INFO(text);

@@ -99,7 +99,7 @@ BackupWriter::BackupWriter(BackupWriter&&) noexcept = default;
 BackupWriter& BackupWriter::operator=(BackupWriter&&) noexcept = default;
 BackupWriter::~BackupWriter() = default;
 
-Result<BackupWriter> BackupWriter::open(int fd, Compression c) {
+Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level) {
   auto impl = std::make_unique<Impl>();
   impl->a.reset(archive_write_new());
   if (!impl->a) {
@@ -118,6 +118,11 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c) {
     // zstd's own worker threads (libarchive >= 3.6): compression is most of a backup's CPU.
     unsigned n = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
     (void)archive_write_set_filter_option(a, "zstd", "threads", std::to_string(n).c_str());
+    if (zstd_level != 0 &&
+        archive_write_set_filter_option(a, "zstd", "compression-level",
+                                        std::to_string(zstd_level).c_str()) != ARCHIVE_OK) {
+      return fail(impl->lib_error("zstd level " + std::to_string(zstd_level)));
+    }
   }
   // No padding of the last block: the compressed file ends where the data ends.
   archive_write_set_bytes_in_last_block(a, 1);
@@ -191,6 +196,15 @@ Status BackupWriter::add_symlink(const std::string& name, const std::string& tar
                                  const MemberMeta& meta) {
   TRY_ASSIGN(EntryPtr e, m_impl->header(name, AE_IFLNK, meta, 0));
   archive_entry_set_symlink(e.get(), target.c_str());
+  if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK ||
+      archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {
+    return fail(m_impl->lib_error(name));
+  }
+  return {};
+}
+
+Status BackupWriter::add_directory(const std::string& name, const MemberMeta& meta) {
+  TRY_ASSIGN(EntryPtr e, m_impl->header(name, AE_IFDIR, meta, 0));
   if (archive_write_header(m_impl->a.get(), e.get()) != ARCHIVE_OK ||
       archive_write_finish_entry(m_impl->a.get()) != ARCHIVE_OK) {
     return fail(m_impl->lib_error(name));

@@ -41,9 +41,9 @@ class BackupWriter {
 public:
   // Starts the compressed tar stream on `fd` (not owned: the caller fsyncs and renames it);
   // the fd must be at offset 0 of an empty file for output_sha256() to be the file's.
-  // zstd uses up to 4 worker threads.
+  // zstd uses up to 4 worker threads; `zstd_level` 0 is libarchive's default (3).
   // Errors: environment when `c` is not supported or libarchive fails.
-  [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c);
+  [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c, int zstd_level = 0);
   BackupWriter(BackupWriter&&) noexcept;
   BackupWriter& operator=(BackupWriter&&) noexcept;
   ~BackupWriter();
@@ -60,6 +60,8 @@ public:
   // A symlink member `name` -> `target` (stored verbatim).
   [[nodiscard]] Status add_symlink(const std::string& name, const std::string& target,
                                    const MemberMeta& meta);
+  // A directory member `name`.
+  [[nodiscard]] Status add_directory(const std::string& name, const MemberMeta& meta);
   // A regular-file member with `data`.
   [[nodiscard]] Status add_bytes(const std::string& name, std::string_view data,
                                  const MemberMeta& meta);

@@ -131,6 +131,7 @@ Status Extractor::handle(archive_entry* entry) {
   out.path = join_components(path);
   out.kind = kind;
   out.mode = written_mode(mode, kind);
+  out.mtime = archive_entry_mtime_is_set(entry) != 0 ? archive_entry_mtime(entry) : 0;
 
   std::vector<std::string> link_target; // hard links: stripped components of the target
   if (kind == EntryKind::file) {
@@ -458,7 +459,7 @@ Result<size_t> FileSource::read(char* buf, size_t capacity) {
 Result<std::vector<Entry>> extract(ByteSource& source, const std::filesystem::path& dest,
                                    const ExtractOptions& options) {
   TRY_ASSIGN(DestTree tree, DestTree::open(dest));
-  TRY_ASSIGN(Reader reader, Reader::open(source));
+  TRY_ASSIGN(Reader reader, Reader::open(source, options.format));
   Extractor extractor(reader, tree, options);
   return extractor.run();
 }

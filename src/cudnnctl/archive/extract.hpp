@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Safe extraction of NVIDIA's .tar.xz archives with libarchive. Every entry is hostile
-// until checked: no "..", no absolute paths, links must stay inside the tree, no device
-// nodes/FIFOs/sockets, no setuid/setgid, sizes capped. Only tar + xz are enabled (no
-// external filter programs on unverified bytes).
+// Safe extraction of NVIDIA's .tar.xz archives (and of a site mirror's .tar.zst repacks of
+// them) with libarchive. Every entry is hostile until checked: no "..", no absolute paths,
+// links must stay inside the tree, no device nodes/FIFOs/sockets, no setuid/setgid, sizes
+// capped. Only tar + the one built-in decompressor asked for are enabled (no external
+// filter programs on unverified bytes).
 #pragma once
 
 #include "util/result.hpp"
@@ -42,6 +43,10 @@ private:
 
 enum class EntryKind { file, directory, symlink, hardlink };
 
+// The one compression layer an archive must have: NVIDIA's xz, or the zstd of a repack
+// written by `cudnnctl mirror --repack zstd`.
+enum class ArchiveFormat { tar_xz, tar_zstd };
+
 struct Entry {
   std::string path; // relative to the destination, top folder stripped, e.g. "lib/libcudnn.so"
   EntryKind kind = EntryKind::file;
@@ -49,6 +54,7 @@ struct Entry {
   uint32_t mode = 0;  // permission bits as written: 0755/0644 (files, dirs), 0777 (symlinks)
   std::string sha256; // files: hash of the bytes written; hard links: their target's
   std::string target; // symlink target as stored; hardlink: the path (stripped) it links to
+  int64_t mtime = 0;  // seconds, as stored in the archive
 };
 
 // Where file data is hashed and written: in the thread that runs extract(), or in a
@@ -76,6 +82,8 @@ struct ExtractOptions {
   // background: files are written by a second thread (8 MiB of buffers) which also starts
   // their writeback early; the result is the same.
   FileWriting writing = FileWriting::in_caller;
+  // The compression the stream must have (anything else: ErrorCode::integrity).
+  ArchiveFormat format = ArchiveFormat::tar_xz;
 };
 
 // The cap on the number of entries for an archive of `archive_size` bytes: one per KiB, at
@@ -91,8 +99,9 @@ struct ExtractOptions {
 // saw every byte). On error `dest` may hold partial output; the caller removes it. Files
 // are written with O_NOFOLLOW|O_EXCL via *at() calls relative to `dest` (missing parent
 // directories are created 0755, file mtimes are set from the archive, owners never) and are
-// not fsynced here (the caller syncs the whole tree once). Only tar inside one xz layer is
-// accepted; the checks are listed in archive/checks.hpp and archive/dest_tree.hpp.
+// not fsynced here (the caller syncs the whole tree once). Only tar inside one layer of
+// options.format is accepted; the checks are listed in archive/checks.hpp and
+// archive/dest_tree.hpp.
 [[nodiscard]] Result<std::vector<Entry>>
 extract(ByteSource& source, const std::filesystem::path& dest, const ExtractOptions& options);
 

@@ -17,22 +17,24 @@ namespace {
 // per-byte cost, small enough to keep memory flat.
 constexpr size_t k_block_size = size_t{1} << 20;
 constexpr unsigned char k_xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
+constexpr unsigned char k_zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 la_ssize_t read_callback(struct archive* a, void* client_data, const void** buffer);
 
 } // namespace
 
 struct Reader::Impl {
-  explicit Impl(ByteSource& s) : source(&s), buffer(new char[k_block_size]) {}
+  Impl(ByteSource& s, ArchiveFormat f) : source(&s), format(f), buffer(new char[k_block_size]) {}
 
   ByteSource* source;
+  ArchiveFormat format;
   std::unique_ptr<char[]> buffer;
   detail::ReadPtr ar;
   // The source's own error, returned unchanged instead of libarchive's "read failed".
   std::optional<Error> source_error;
   bool eof = false;
   uint64_t bytes_in = 0;
-  // First bytes of the stream, to tell "not xz at all" from "corrupt xz".
+  // First bytes of the stream, to tell "not xz (zstd) at all" from "corrupt".
   unsigned char magic[sizeof k_xz_magic] = {};
   size_t magic_len = 0;
   // The two bytes before the trailing run of NULs (xz stream padding): "YZ" for a complete
@@ -41,9 +43,16 @@ struct Reader::Impl {
   unsigned char last_byte = 0;
   uint64_t trailing_zeros = 0;
 
-  [[nodiscard]] bool has_xz_magic() const {
+  [[nodiscard]] bool has_magic() const {
+    if (format == ArchiveFormat::tar_zstd) {
+      return magic_len >= sizeof k_zstd_magic &&
+             std::equal(std::begin(k_zstd_magic), std::end(k_zstd_magic), magic);
+    }
     return magic_len == sizeof k_xz_magic &&
            std::equal(magic, magic + magic_len, std::begin(k_xz_magic));
+  }
+  [[nodiscard]] const char* not_this_format() const {
+    return format == ArchiveFormat::tar_zstd ? "not a .tar.zst archive" : "not a .tar.xz archive";
   }
 
   void observe(const char* data, size_t n) {
@@ -102,8 +111,8 @@ struct Reader::Impl {
     if (archive_errno(ar.get()) == ENOMEM) {
       return Error(ErrorCode::environment, "out of memory while reading the archive");
     }
-    if (!has_xz_magic()) {
-      return Error(ErrorCode::integrity, "not a .tar.xz archive");
+    if (!has_magic()) {
+      return Error(ErrorCode::integrity, not_this_format());
     }
     const char* what = archive_error_string(ar.get());
     return Error(ErrorCode::integrity,
@@ -136,8 +145,8 @@ Reader::Reader(Reader&&) noexcept = default;
 Reader& Reader::operator=(Reader&&) noexcept = default;
 Reader::~Reader() = default;
 
-Result<Reader> Reader::open(ByteSource& source) {
-  auto impl = std::make_unique<Impl>(source);
+Result<Reader> Reader::open(ByteSource& source, ArchiveFormat format) {
+  auto impl = std::make_unique<Impl>(source, format);
   impl->ar.reset(archive_read_new());
   struct archive* a = impl->ar.get();
   if (a == nullptr) {
@@ -148,14 +157,18 @@ Result<Reader> Reader::open(ByteSource& source) {
     return fail(ErrorCode::internal,
                 std::string("archive_read_support_format_tar: ") + archive_error_string(a));
   }
-  // ARCHIVE_WARN here means libarchive would run an external "xz" program: refuse that.
-  int rc = archive_read_support_filter_xz(a);
+  // ARCHIVE_WARN here means libarchive would run an external "xz"/"zstd" program: refuse that.
+  const bool zstd = format == ArchiveFormat::tar_zstd;
+  const char* filter_name = zstd ? "zstd" : "xz";
+  int rc = zstd ? archive_read_support_filter_zstd(a) : archive_read_support_filter_xz(a);
   if (rc == ARCHIVE_WARN) {
-    return fail(ErrorCode::environment,
-                "libarchive has no built-in xz support (it would run an external xz program)");
+    return fail(ErrorCode::environment, std::string("libarchive has no built-in ") + filter_name +
+                                            " support (it would run an external " + filter_name +
+                                            " program)");
   }
   if (rc != ARCHIVE_OK) {
-    return fail(ErrorCode::internal, "archive_read_support_filter_xz failed");
+    return fail(ErrorCode::internal,
+                std::string("archive_read_support_filter_") + filter_name + " failed");
   }
   // No skip callback: libarchive then reads over skipped data instead of seeking, so every
   // byte passes through the source (and any hasher behind it).
@@ -163,11 +176,11 @@ Result<Reader> Reader::open(ByteSource& source) {
   if (rc != ARCHIVE_OK) {
     return fail(impl->error(rc));
   }
-  // Exactly one xz layer over the tar data (filter 0 is the outermost decoder, the last one
-  // the raw input): a plain tar, or xz inside xz, is not what NVIDIA ships.
-  if (!impl->has_xz_magic() || archive_filter_count(a) != 2 ||
-      archive_filter_code(a, 0) != ARCHIVE_FILTER_XZ) {
-    return fail(ErrorCode::integrity, "not a .tar.xz archive");
+  // Exactly one xz (zstd) layer over the tar data (filter 0 is the outermost decoder, the last
+  // one the raw input): a plain tar, or xz inside xz, is not what NVIDIA ships.
+  if (!impl->has_magic() || archive_filter_count(a) != 2 ||
+      archive_filter_code(a, 0) != (zstd ? ARCHIVE_FILTER_ZSTD : ARCHIVE_FILTER_XZ)) {
+    return fail(ErrorCode::integrity, impl->not_this_format());
   }
   return Reader(std::move(impl));
 }
@@ -214,6 +227,9 @@ Status Reader::finish() {
   // index and footer) is still in the source.
   while (!m_impl->eof) {
     TRY(m_impl->pull());
+  }
+  if (m_impl->format == ArchiveFormat::tar_zstd) {
+    return {};
   }
   if (m_impl->trailing_zeros % 4 != 0 || m_impl->footer[0] != 'Y' || m_impl->footer[1] != 'Z') {
     return fail(ErrorCode::integrity,

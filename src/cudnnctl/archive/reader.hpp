@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A libarchive reader restricted to tar inside exactly one xz layer, fed by a ByteSource
-// through callbacks. The only file that sees libarchive's read API.
+// A libarchive reader restricted to tar inside exactly one xz (or, for repacks, zstd) layer,
+// fed by a ByteSource through callbacks. The only file that sees libarchive's read API.
 #pragma once
 
 #include "archive/extract.hpp"
@@ -19,12 +19,13 @@ namespace cudnnctl::archive {
 
 class Reader {
 public:
-  // Opens the stream: only the tar format and the built-in xz filter are enabled (never an
-  // external program). Errors: integrity "not a .tar.xz archive" (no xz magic, or compression
-  // other than exactly one xz layer), integrity "corrupt archive: ..." for bad data, the
-  // source's own error unchanged when its read() fails, environment when libarchive lacks
-  // built-in xz support or memory runs out.
-  [[nodiscard]] static Result<Reader> open(ByteSource& source);
+  // Opens the stream: only the tar format and the built-in filter of `format` are enabled
+  // (never an external program). Errors: integrity "not a .tar.xz archive" (or ".tar.zst":
+  // no magic, or compression other than exactly one layer of `format`), integrity "corrupt
+  // archive: ..." for bad data, the source's own error unchanged when its read() fails,
+  // environment when libarchive lacks the built-in filter or memory runs out.
+  [[nodiscard]] static Result<Reader> open(ByteSource& source,
+                                           ArchiveFormat format = ArchiveFormat::tar_xz);
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;
   ~Reader();
@@ -45,8 +46,10 @@ public:
   [[nodiscard]] Status skip_data();
 
   // After next_header() returned nullptr: reads the source to its end so that whatever
-  // observes it (a streaming hasher) sees every byte, and checks that the compressed stream
-  // ends with an xz stream footer (optionally followed by xz stream padding).
+  // observes it (a streaming hasher) sees every byte, and (xz) checks that the compressed
+  // stream ends with an xz stream footer (optionally followed by xz stream padding). A zstd
+  // stream has no such footer: its truncation shows as corrupt data, and a repack's bytes
+  // are verified against their pinned sha256 in any case.
   [[nodiscard]] Status finish();
 
   // Compressed bytes read from the source so far.

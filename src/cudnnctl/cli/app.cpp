@@ -136,6 +136,7 @@ int run(int argc, char** argv) {
   register_doctor(app, action);
   register_debug(app, action);
   register_check(app, action);
+  register_bench(app, action);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }

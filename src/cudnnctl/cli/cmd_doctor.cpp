@@ -62,6 +62,7 @@ void render(const ops::RecommendResult& r, Report& report) {
       {"cuda_source", in.cuda_source},
       {"driver", in.driver ? json(*in.driver) : json(nullptr)},
       {"compute_capability", in.compute_capability ? json(*in.compute_capability) : json(nullptr)},
+      {"compute_capability_source", !in.compute_capability ? json(nullptr) : json(in.gpus_source)},
       {"platform", in.platform},
       {"require_pin", in.require_pin},
       {"compat_overlays", r.compat.overlays}};

@@ -26,6 +26,18 @@ void render(const ops::InstallResult& r, Report& report) {
   if (const auto& a = r.archive) {
     data["archive"] = {{"version", a->version}, {"cuda", a->cuda},     {"platform", a->platform},
                        {"url", a->url},         {"sha256", a->sha256}, {"size", a->size}};
+    if (!a->form.empty()) {
+      data["archive"]["form"] = a->form;
+      data["archive"]["form_reason"] = a->form_reason;
+    }
+    if (const auto& p = a->repack) {
+      data["archive"]["repack"] = {{"url", p->url},
+                                   {"sha256", p->sha256},
+                                   {"size", p->size},
+                                   {"format", "tar.zst"},
+                                   {"sidecar_url", p->sidecar_url},
+                                   {"sidecar_sha256", p->sidecar_sha256}};
+    }
   }
   if (r.components) {
     data["components"] = *r.components;
@@ -81,9 +93,16 @@ void register_install(CLI::App& app, Action& action) {
   cmd->add_flag("--no-smoke", o->no_smoke, "Skip the GPU smoke test after the switch");
   cmd->add_flag("--require-gpu", o->require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
+  cmd->add_option("--perf-gate", o->perf_gate,
+                  "After the switch, bench the new entry against the previous one (quick set); "
+                  "slower by more than PCT % on any workload: rolled back (exit 5)")
+      ->check(CLI::Range(0.1, 100.0));
   cmd->callback([o, components, &action] {
     action = [o, components](ops::Context& ctx, Report& report) -> Status {
       ops::InstallOptions opts = *o;
+      if (!opts.perf_gate && ctx.config().perf_gate) {
+        opts.perf_gate = *ctx.config().perf_gate;
+      }
       if (!components->empty()) {
         TRY_ASSIGN(opts.components, ops::parse_components(*components));
       }

@@ -17,14 +17,21 @@ json release_json(const ops::MirrorRelease& r) {
   json archives = json::array();
   for (const auto& a : r.archives) {
     const auto& s = a.selection;
-    archives.push_back({{"version", s.version},
-                        {"platform", s.platform},
-                        {"cuda", s.cuda_major},
-                        {"relative_path", s.package.relative_path},
-                        {"sha256", s.package.sha256},
-                        {"size", s.package.size},
-                        {"url", a.urls.front()},
-                        {"state", a.state}});
+    json one = {{"version", s.version},       {"platform", s.platform},
+                {"cuda", s.cuda_major},       {"relative_path", s.package.relative_path},
+                {"sha256", s.package.sha256}, {"size", s.package.size},
+                {"url", a.urls.front()},      {"state", a.state}};
+    if (const auto& p = a.repack) {
+      one["repack"] = {
+          {"relative_path", p->relative_path},
+          {"format", "tar.zst"},
+          {"sha256", p->sha256.empty() ? json(nullptr) : json(p->sha256)},
+          {"size", p->size},
+          {"sidecar", p->sidecar},
+          {"sidecar_sha256", p->sidecar_sha256.empty() ? json(nullptr) : json(p->sidecar_sha256)},
+          {"state", p->state}};
+    }
+    archives.push_back(std::move(one));
   }
   return {{"label", r.label},     {"version", r.version}, {"file", r.file},
           {"url", r.url},         {"sha256", r.sha256},   {"pin", r.pin},
@@ -63,10 +70,15 @@ void render(const ops::MirrorResult& r, bool dry_run, Report& report) {
   data["downloaded"] = r.downloaded;
   data["present"] = r.present;
   data["downloaded_bytes"] = r.downloaded_bytes;
+  data["repacked"] = r.repacked;
   report.line(std::to_string(r.downloaded) +
               (dry_run ? " archive(s) to download (" : " archive(s) downloaded (") +
               util::human_bytes(r.downloaded_bytes) + "), " + std::to_string(r.present) +
               " already present in " + r.to);
+  if (r.repacked > 0) {
+    report.line(std::to_string(r.repacked) +
+                (dry_run ? " repack(s) to write" : " repack(s) written (tar.zst + sidecar)"));
+  }
   if (!dry_run && !r.releases.empty()) {
     report.line("site pins: " + r.pins_file + " (copy it to /etc/cudnnctl/pins.d/ on every host)");
   }
@@ -83,6 +95,10 @@ void register_mirror(CLI::App& app, Action& action) {
                   "lists")
       ->expected(0, -1);
   cmd->add_option("--to", o->to, "Target directory (a host path, not under --root)")->required();
+  cmd->add_option("--repack", o->repack,
+                  "Also write a zstd repack of each archive (tar.zst beside it, sidecar in "
+                  "cudnnctl-repack/, pinned in the pins file): hosts install it much faster")
+      ->type_name("zstd");
   cmd->footer("--platform P[,P...] or all (default: this machine); --cuda N (default: every CUDA "
               "variant). Writes DIR/redistrib_<label>.json byte for byte, the archives at their "
               "relative_path, DIR/cudnnctl-pins.sha256 for /etc/cudnnctl/pins.d/, and the signed "

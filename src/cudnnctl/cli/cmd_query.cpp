@@ -39,6 +39,20 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   }
   report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
               std::to_string(r.generations) + " generation(s)");
+  if (r.unmanaged_home) {
+    data["unmanaged"] = {
+        {"cuda_home", *r.unmanaged_home},
+        {"version", r.unmanaged_version.empty() ? json(nullptr) : json(r.unmanaged_version)},
+        {"files", r.unmanaged_files}};
+    report.line(
+        "unmanaged: cuDNN " +
+        (r.unmanaged_version.empty() ? std::string("(version unknown)") : r.unmanaged_version) +
+        " in " + *r.unmanaged_home + " (" + std::to_string(r.unmanaged_files) +
+        " hand-made files, not managed by cudnnctl): `cudnnctl adopt` takes them over "
+        "so that install, use and rollback keep them");
+  } else {
+    data["unmanaged"] = nullptr;
+  }
   put_dpkg(r.dpkg, report);
 }
 

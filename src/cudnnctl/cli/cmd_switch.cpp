@@ -55,11 +55,12 @@ void register_switch(CLI::App& app, Action& action) {
     };
   });
 
-  auto to = std::make_shared<std::optional<int>>();
+  auto to = std::make_shared<std::optional<std::string>>();
   auto* rb = app.add_subcommand(
       "rollback", "Switch back to the generation active before this one (no network)");
-  rb->add_option("--to", *to, "Switch to this generation number instead")
-      ->check(CLI::Range(1, 1000000000));
+  rb->add_option("--to", *to,
+                 "Switch to this generation number, or to the newest generation of this store "
+                 "entry (the name `list` prints), instead");
   rb->callback([to, &action] {
     action = [to](ops::Context& ctx, Report& report) {
       ops::RollbackResult r;

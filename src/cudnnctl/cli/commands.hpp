@@ -29,5 +29,6 @@ void register_adopt(CLI::App& app, Action& action);    // adopt, backup, restore
 void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
 void register_debug(CLI::App& app, Action& action);    // hidden: debug-sha256
 void register_check(CLI::App& app, Action& action);    // check
+void register_bench(CLI::App& app, Action& action);    // bench
 
 } // namespace cudnnctl::cli

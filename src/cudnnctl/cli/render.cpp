@@ -27,6 +27,18 @@ json requirements_json(const gates::Requirements& r) {
   if (r.gpus) {
     j["gpus"] = smoke::to_json(*r.gpus)["gpus"];
   }
+  if (!r.gpu_arch.empty()) {
+    json arch = json::array();
+    for (const auto& v : r.gpu_arch) {
+      arch.push_back({{"gpu", v.gpu.index},
+                      {"name", v.gpu.name},
+                      {"compute_capability", v.gpu.compute_capability},
+                      {"verdict", gpu::verdict_name(v.verdict)},
+                      {"message", v.message},
+                      {"source", v.source}});
+    }
+    j["gpu_arch"] = arch;
+  }
   return j;
 }
 
@@ -75,6 +87,20 @@ void put_findings(const gates::Findings& f, Report& report) {
   }
   if (f.validation) {
     data["validation"] = {{"gate", f.validation->gate}, {"problems", f.validation->problems}};
+  }
+  if (const auto& g = f.perf_gate) {
+    json pg = {{"percent", g->pct},
+               {"status", g->status},
+               {"message", g->message},
+               {"baseline", g->baseline},
+               {"candidate", g->candidate},
+               {"baseline_entry", g->baseline_entry},
+               {"candidate_entry", g->candidate_entry},
+               {"compared", g->compared},
+               {"slower", g->slower}};
+    json run = json::parse(g->run_json, nullptr, false);
+    pg["bench"] = run.is_discarded() ? json(nullptr) : run;
+    data["perf_gate"] = pg;
   }
   if (f.smoke) {
     data["smoke"] = smoke::to_json(*f.smoke);

@@ -182,25 +182,6 @@ const DriverRow* Compat::driver_minimum(int cuda_major) const {
   return nullptr;
 }
 
-std::optional<bool> Compat::supports_cc(std::string_view release_version,
-                                        std::string_view cc) const {
-  for (const auto& row : compute) {
-    if (compare_versions(release_version, row.cudnn_min) < 0) {
-      continue;
-    }
-    if (row.cudnn_max && compare_versions(release_version, *row.cudnn_max) > 0) {
-      continue;
-    }
-    for (const auto& s : row.supported) {
-      if (compare_versions(s, cc) == 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-  return std::nullopt;
-}
-
 const WorkloadRow* Compat::workload(std::string_view name_or_alias) const {
   std::string n = normalize_name(name_or_alias);
   for (const auto& w : workloads) {

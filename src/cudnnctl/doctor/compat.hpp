@@ -82,13 +82,6 @@ struct DriverRow {
   std::string source;
 };
 
-struct CcRow {
-  std::string cudnn_min;
-  std::optional<std::string> cudnn_max;
-  std::vector<std::string> supported;
-  std::string source;
-};
-
 struct Claim {
   std::string text;               // the guide's words
   std::vector<std::string> sizes; // two labels whose archive sizes the claim compares
@@ -125,7 +118,6 @@ struct Compat {
   std::vector<FrameworkInfo> frameworks;
   std::vector<BuildRow> builds;
   std::vector<DriverRow> drivers;
-  std::vector<CcRow> compute;
   std::vector<WorkloadRow> workloads;
   std::vector<ReleaseRow> releases;  // ascending by version
   std::vector<std::string> overlays; // compat.d files applied, in order
@@ -140,11 +132,6 @@ struct Compat {
   // The versions of `framework` the data covers (">=2.1,<2.13").
   [[nodiscard]] VersionSet known_versions(std::string_view framework) const;
   [[nodiscard]] const DriverRow* driver_minimum(int cuda_major) const;
-  // Whether a release supports compute capability `cc` ("8.6"): nullopt when no row covers
-  // the release. TODO(#17): answer from the per-release GPU and driver table
-  // (manifests/gpu_support.json) once it lands, so that recommend and the install gate agree.
-  [[nodiscard]] std::optional<bool> supports_cc(std::string_view release_version,
-                                                std::string_view cc) const;
   [[nodiscard]] const WorkloadRow* workload(std::string_view name_or_alias) const;
   [[nodiscard]] const ReleaseRow* release(std::string_view label) const;
 };

@@ -233,14 +233,6 @@ Status parse_tables(Compat& c, const json& j) {
     c.drivers.push_back({r.at("cuda_major").get<int>(), r.at("linux").get<std::string>(),
                          r.at("source").get<std::string>()});
   }
-  for (const auto& r : j.at("compute_capability")) {
-    CcRow row{r.at("cudnn_min").get<std::string>(), std::nullopt,
-              r.at("supported").get<std::vector<std::string>>(), r.at("source").get<std::string>()};
-    if (r.contains("cudnn_max") && r.at("cudnn_max").is_string()) {
-      row.cudnn_max = r.at("cudnn_max").get<std::string>();
-    }
-    c.compute.push_back(std::move(row));
-  }
   for (const auto& r : j.at("workloads")) {
     WorkloadRow w{r.at("name").get<std::string>(),  r.at("aliases").get<std::vector<std::string>>(),
                   r.at("major").get<int>(),         r.at("label").get<std::string>(),

@@ -243,6 +243,8 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
     ctx.journal = "/var/lib/cudnnctl/journal.json";
   }
   ctx.leftovers = leftovers(rootfs, o.prefix);
+  ctx.cuda_home = o.cuda_home;
+  ctx.prefix = o.prefix;
   for (const auto& p : dpkg.packages()) {
     if (p.held() && p.present() && p.name.find("cudnn") != std::string::npos) {
       ctx.held.push_back(p.name + " " + p.version);
@@ -253,6 +255,7 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   add_loader_config_findings(r, ctx);
   add_install_findings(r, ctx);
   add_runtime_findings(r, ctx);
+  add_home_findings(r, ctx);
   if (o.recalls) {
     add_recall_findings(r, *o.recalls);
   }

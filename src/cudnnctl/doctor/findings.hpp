@@ -31,6 +31,8 @@ struct FindingContext {
   std::optional<std::string> journal;     // the journal's path when one is present
   std::vector<std::string> leftovers;     // .staging-*, .trash-*, *.tmp.* paths
   std::vector<std::string> held;          // "package version" of held cuDNN packages
+  std::string cuda_home;                  // the configured CUDA home (system path)
+  std::string prefix;                     // cudnnctl's prefix (system path)
 };
 
 // cudnnctl's own state: interrupted transactions, leftovers, a damaged store, the drop-in.
@@ -41,6 +43,8 @@ void add_loader_config_findings(DoctorReport& r, const FindingContext& ctx);
 void add_install_findings(DoctorReport& r, const FindingContext& ctx);
 // The driver, the CUDA majors, and what each consumer loads.
 void add_runtime_findings(DoctorReport& r, const FindingContext& ctx);
+// The CUDA home and the headers builds see (findings_home.cpp).
+void add_home_findings(DoctorReport& r, const FindingContext& ctx);
 // Installs a signed recall list names (findings_recall.cpp): cudnnctl's active entry is an
 // error, any other copy a warning.
 void add_recall_findings(DoctorReport& r, const recall::RecallSet& recalls);

@@ -188,7 +188,22 @@ json to_json(const HostFacts& h) {
               {"ld_library_path", h.ld_library_path},
               {"ld_preload", h.ld_preload},
               {"ld_cache", h.ld_cache_source},
-              {"managed_dir", opt(h.managed_dir)}};
+              {"managed_dir", opt(h.managed_dir)},
+              {"gpus",
+               [&] {
+                 json a = json::array();
+                 for (const auto& g : h.gpus) {
+                   a.push_back({{"gpu", g.index},
+                                {"name", g.name},
+                                {"compute_capability", g.compute_capability},
+                                {"memory_bytes", g.memory_bytes},
+                                {"mig", g.mig},
+                                {"uuid", g.uuid},
+                                {"status", g.status}});
+                 }
+                 return a;
+               }()},
+              {"gpus_note", h.gpus_note}};
 }
 
 json to_json(const DoctorReport& r) {

@@ -4,6 +4,7 @@
 // system paths (as the system under --root names them), not host paths.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -128,6 +129,17 @@ struct ToolkitFacts {
   std::string source;
 };
 
+// A GPU as cudnnctl-smoke --gpus saw it (ops/doctor.cpp fills these).
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  std::string compute_capability; // "9.0"
+  uint64_t memory_bytes = 0;
+  std::string mig; // "disabled", "enabled", "instance", "unknown"
+  std::string uuid;
+  std::string status; // "usable", "skipped"
+};
+
 struct HostFacts {
   std::string kernel;
   std::string machine;
@@ -137,6 +149,8 @@ struct HostFacts {
   std::vector<std::string> ld_preload;
   std::string ld_cache_source;
   std::optional<std::string> managed_dir; // cudnnctl's drop-in directory
+  std::vector<GpuInfo> gpus;
+  std::string gpus_note; // why there are none ("no GPU: cannot load libcuda.so.1")
 };
 
 struct DoctorReport {

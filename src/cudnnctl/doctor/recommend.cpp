@@ -321,12 +321,14 @@ void add_constraints(Recommendation& rec, const RecommendInput& in, const Compat
                                  d.source});
     }
   }
-  if (in.compute_capability) {
-    for (const auto& row : compat.compute) {
-      rec.constraints.push_back({"compute capability " + *in.compute_capability +
-                                     " in the support matrix of cuDNN " + row.cudnn_min +
-                                     (row.cudnn_max ? " to " + *row.cudnn_max : " and later"),
-                                 row.source});
+  if (!judged_gpus(in).empty()) {
+    for (const auto& row : gpu::builtin_support().rows) {
+      rec.constraints.push_back(
+          {"compute capability " + in.compute_capability.value_or("?") + " (" + in.gpus_source +
+               ") against the device code of cuDNN " + row.cudnn_min +
+               (row.cudnn_max ? " to " + *row.cudnn_max : " and later") + " for CUDA " +
+               std::to_string(row.cuda) + " (" + util::join(row.compute_capabilities, ", ") + ")",
+           row.source});
     }
   }
   if (in.recalls && !in.recalls->recalls().empty()) {

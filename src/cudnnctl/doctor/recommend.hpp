@@ -10,6 +10,7 @@
 #pragma once
 
 #include "doctor/compat.hpp"
+#include "gpu/support.hpp"
 #include "recall/recall.hpp"
 #include "util/result.hpp"
 
@@ -48,13 +49,21 @@ struct FrameworkNeed {
 // (+cu118) no row has; each names what is known and where a site adds rows.
 [[nodiscard]] Result<FrameworkNeed> resolve_framework(std::string_view spec, const Compat& compat);
 
+struct RecommendInput;
+// The GPUs recommend judges: `gpus`, else one of `compute_capability`.
+std::vector<gpu::GpuFacts> judged_gpus(const RecommendInput& in);
+
 struct RecommendInput {
   std::vector<FrameworkNeed> frameworks;
   std::optional<std::string> workload; // name or alias
   std::optional<int> cuda_major;       // installed toolkit, --cuda or the config
   std::string cuda_source;             // "--cuda", "the toolkit at /usr/local/cuda, from ..."
   std::optional<std::string> driver;   // installed driver version
-  std::optional<std::string> compute_capability; // "9.0"
+  std::optional<std::string> compute_capability; // "9.0", or the node's: "9.0, 6.0"
+  // The GPUs judged against manifests/gpu_support.json: one per --compute-capability, else
+  // the node's (cudnnctl-smoke --gpus); empty: no compute-capability constraint.
+  std::vector<gpu::GpuFacts> gpus;
+  std::string gpus_source = "--compute-capability"; // or "the node's 2 GPU(s), ..."
   std::string platform = "linux-x86_64";
   bool require_pin = false;                   // --require-pin / require_pin: pinned labels only
   std::vector<std::string> site_pinned;       // labels pinned in /etc/cudnnctl/pins.d

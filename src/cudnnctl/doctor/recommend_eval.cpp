@@ -320,14 +320,17 @@ std::vector<Violation> evaluate(const ReleaseRow& r, int cuda, const RecommendIn
                                    d->linux_min + ", this one is " + *in.driver});
     }
   }
-  if (a.cc && in.compute_capability) {
-    auto ok = compat.supports_cc(r.version, *in.compute_capability);
-    if (!ok) {
-      out.push_back({"cc", "no support matrix known for " + r.label + " (compute capability " +
-                               *in.compute_capability + " unconfirmed)"});
-    } else if (!*ok) {
-      out.push_back({"cc", "compute capability " + *in.compute_capability +
-                               " is not supported by " + r.label});
+  if (auto gpus = judged_gpus(in); a.cc && !gpus.empty()) {
+    // The install gate's table and judgement (manifests/gpu_support.json).
+    auto report = gpu::check_support(gpu::builtin_support(), r.version, cuda, gpus);
+    for (const auto& v : report.gpus) {
+      if (v.verdict == gpu::Verdict::unsupported) {
+        out.push_back({"cc", v.message});
+      } else if (v.verdict == gpu::Verdict::unknown) {
+        out.push_back({"cc", "no support matrix known for " + r.label + " for CUDA " +
+                                 std::to_string(cuda) + " (compute capability " +
+                                 v.gpu.compute_capability + " unconfirmed)"});
+      }
     }
   }
   if (a.recall && in.recalls) {
@@ -450,6 +453,16 @@ std::string size_text(uint64_t bytes) {
     grouped += digits[i];
   }
   return grouped + " B (" + std::to_string((bytes + (1u << 19)) >> 20) + " MiB)";
+}
+
+std::vector<gpu::GpuFacts> judged_gpus(const RecommendInput& in) {
+  if (!in.gpus.empty()) {
+    return in.gpus;
+  }
+  if (in.compute_capability) {
+    return {gpu::GpuFacts{0, "", *in.compute_capability}};
+  }
+  return {};
 }
 
 } // namespace cudnnctl::doctor

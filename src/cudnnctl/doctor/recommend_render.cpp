@@ -75,7 +75,7 @@ std::string header(const RecommendInput& in) {
                                 : std::string("not found"));
   s += "; driver " + in.driver.value_or("unknown");
   if (in.compute_capability) {
-    s += "; compute capability " + *in.compute_capability;
+    s += "; compute capability " + *in.compute_capability + " (" + in.gpus_source + ")";
   }
   return s;
 }

@@ -193,9 +193,10 @@ Conflict explain_conflict(const RecommendInput& in, const Compat& compat) {
   if (in.driver) {
     items.push_back({"driver " + *in.driver, [](Active& a) { a.driver = true; }});
   }
-  if (in.compute_capability) {
+  if (!judged_gpus(in).empty()) {
     items.push_back(
-        {"compute capability " + *in.compute_capability, [](Active& a) { a.cc = true; }});
+        {"compute capability " + in.compute_capability.value_or("?") + " (" + in.gpus_source + ")",
+         [](Active& a) { a.cc = true; }});
   }
   if (in.recalls && !in.recalls->recalls().empty()) {
     items.push_back({"the recall lists", [](Active& a) { a.recall = true; }});

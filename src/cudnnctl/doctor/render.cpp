@@ -4,6 +4,7 @@
 #include "util/strings.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <map>
 
 namespace cudnnctl::doctor {
@@ -155,6 +156,18 @@ std::vector<std::string> render_text(const DoctorReport& r, const std::string& v
          : h.driver.libcuda.empty() ? "; libcuda.so.1 not found"
                                     : "; user space version unknown (" + h.driver.libcuda + ")";
   out.push_back("  NVIDIA driver:   " + drv);
+  if (h.gpus.empty()) {
+    out.push_back("  GPUs:            none visible" +
+                  (h.gpus_note.empty() ? std::string() : " (" + h.gpus_note + ")"));
+  }
+  for (const auto& g : h.gpus) {
+    char mem[32];
+    std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(g.memory_bytes) / (1ULL << 30));
+    out.push_back("  GPU " + std::to_string(g.index) + ":" +
+                  std::string(g.index < 10 ? 11 : 10, ' ') + g.name + ", sm " +
+                  (g.compute_capability.empty() ? "?" : g.compute_capability) + ", " + mem +
+                  ", MIG " + g.mig + (g.status == "usable" ? "" : " (" + g.status + ")"));
+  }
   out.push_back("  CUDA toolkit:    " +
                 (h.cuda ? std::to_string(h.cuda->major) +
                               (h.cuda->minor >= 0 ? "." + std::to_string(h.cuda->minor) : "") +

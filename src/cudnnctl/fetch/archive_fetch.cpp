@@ -78,7 +78,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   }
   const std::string sha256 = lower_hex(request.sha256);
   TRY(util::make_dirs(cache_dir));
-  const fs::path final_path = cache_dir / (sha256 + ".tar.xz");
+  const fs::path final_path = cache_dir / (sha256 + request.cache_suffix);
   const fs::path partial_path = cache_dir / (sha256 + ".partial");
   ArchiveStream stream(sink, options, request.size);
 

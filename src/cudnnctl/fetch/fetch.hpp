@@ -105,9 +105,13 @@ struct ArchiveRequest {
   std::vector<std::string> urls; // candidate URLs, tried in order
   std::string sha256;            // expected, from the manifest
   uint64_t size = 0;             // expected, from the manifest
+  // The cache file's suffix: NVIDIA's archives are <sha256>.tar.xz, a mirror's repacks
+  // <sha256>.tar.zst (keyed by the repack's own sha256).
+  std::string cache_suffix = ".tar.xz";
 };
 
-// Makes the verified archive available at <cache_dir>/<sha256>.tar.xz and returns that path.
+// Makes the verified archive available at <cache_dir>/<sha256><cache_suffix> (.tar.xz unless
+// the request says otherwise) and returns that path.
 // A cached file is re-hashed before use (a file renamed without fsync can read as zeros
 // after power loss); a bad cached file is removed and downloaded again.
 // Downloads into <cache_dir>/<sha256>.partial, resuming it with Range when it exists (a
@@ -121,8 +125,8 @@ struct ArchiveRequest {
 // stays as <sha256>.partial for the next run to resume; one that failed verification is
 // removed. cache_dir is created when missing; a bad request (sha256 not 64 hex digits, no
 // URL) is ErrorCode::usage; disk errors are ErrorCode::environment.
-// Nothing but <sha256>.partial/<sha256>.tar.xz is ever written in cache_dir (the sha256 in
-// lower case).
+// Nothing but <sha256>.partial/<sha256><cache_suffix> is ever written in cache_dir (the
+// sha256 in lower case).
 [[nodiscard]] Result<std::filesystem::path> fetch_archive(const ArchiveRequest& request,
                                                           const std::filesystem::path& cache_dir,
                                                           const Options& options,

@@ -4,6 +4,7 @@
 // it as data.checks, data.requirements, data.validation and data.smoke.
 #pragma once
 
+#include "gpu/support.hpp"
 #include "host/host.hpp"
 #include "recall/recall.hpp"
 #include "smoke/runner.hpp"
@@ -38,12 +39,27 @@ struct Requirements {
   std::optional<std::string> driver;
   std::optional<std::string> driver_minimum;
   std::optional<smoke::SmokeResult> gpus; // --require-gpu: the GPU presence check
+  // The compute-capability gate (gates/gpu_arch.hpp): what cudnnctl-smoke --gpus saw, and the
+  // verdict on each GPU (data.requirements.gpu_arch).
+  std::optional<smoke::SmokeResult> gpu_inventory;
+  std::vector<gpu::GpuVerdict> gpu_arch;
 };
 
 // The failed pre-switch gate and all its problems (data.validation).
 struct Validation {
   std::string gate;
   std::vector<std::string> problems;
+};
+
+// The performance gate's verdict (data.perf_gate).
+struct PerfGate {
+  double pct = 0;
+  std::string status; // "passed", "failed", "skipped"
+  std::string message;
+  std::string baseline, candidate; // bench labels (the store entries' versions)
+  std::string baseline_entry, candidate_entry;
+  std::vector<std::string> compared, slower;
+  std::string run_json; // bench::render_json of the quick run ("" when none ran)
 };
 
 struct Findings {
@@ -54,6 +70,7 @@ struct Findings {
   // (the human output lists it); smoke_off: turned off by --no-smoke (no line).
   std::optional<smoke::SmokeResult> smoke;
   std::optional<std::string> smoke_off;
+  std::optional<PerfGate> perf_gate;
   // The recall that named the build (the recall gate; under --force the build went ahead).
   std::optional<recall::Recall> recalled;
 
@@ -80,6 +97,7 @@ struct Demands {
   std::vector<std::string> components; // empty = the default set
   bool no_smoke = false;
   bool require_gpu = false;
+  std::optional<double> perf_gate; // --perf-gate PCT (or config perf_gate): gates/perfgate.hpp
 };
 
 } // namespace cudnnctl::gates

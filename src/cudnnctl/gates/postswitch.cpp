@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gates/postswitch.hpp"
 
+#include "gates/perfgate.hpp"
 #include "integrate/loader.hpp"
 #include "manifest/version.hpp"
 #include "util/hooks.hpp"
@@ -127,7 +128,7 @@ Status post_switch_checks(Env& env, const std::string& entry_name, const Demands
   if (demands.no_smoke) {
     out.check("smoke", "skipped", "--no-smoke");
     out.smoke_off = "--no-smoke";
-    return {};
+    return demands.perf_gate ? perf_gate(env, entry, demands, out) : Status{};
   }
   auto r = run_smoke_on_entry(env, entry, out);
   if (!r) {
@@ -139,14 +140,14 @@ Status post_switch_checks(Env& env, const std::string& entry_name, const Demands
   switch (r->outcome) {
   case smoke::Outcome::passed:
     env.notes.action("smoke test passed: " + r->message);
-    return {};
+    return demands.perf_gate ? perf_gate(env, entry, demands, out) : Status{};
   case smoke::Outcome::skipped:
     if (demands.require_gpu) {
       return fail(ErrorCode::rolled_back, "smoke test could not run on a GPU (" + r->message +
                                               ") and --require-gpu is set");
     }
     env.notes.warn("smoke test skipped: " + r->message);
-    return {};
+    return demands.perf_gate ? perf_gate(env, entry, demands, out) : Status{};
   case smoke::Outcome::failed:
     break;
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gates/requirements.hpp"
 
+#include "gates/gpu_arch.hpp"
 #include "host/inuse.hpp"
 #include "util/strings.hpp"
 #include "validate/driver.hpp"
@@ -90,7 +91,12 @@ std::string check_driver(Env& env, const manifest::Selection& sel, Findings& out
 
 // --require-gpu: a usable GPU must be visible now.
 Status check_gpu(Env& env, Findings& out) {
-  TRY_ASSIGN(smoke::SmokeResult gpus, smoke::run_gpu_presence(env.smoke_timeout()));
+  smoke::SmokeResult gpus;
+  if (out.requirements.gpu_inventory) { // the compute-capability gate already asked the helper
+    gpus = *out.requirements.gpu_inventory;
+  } else {
+    TRY_ASSIGN(gpus, smoke::run_gpu_presence(env.smoke_timeout()));
+  }
   out.requirements.gpus = gpus;
   if (gpus.outcome != smoke::Outcome::passed) {
     std::string msg = "--require-gpu: " + gpus.message +
@@ -121,6 +127,9 @@ Status check_requirements(Env& env, const manifest::Selection& sel, const Demand
     refusals.push_back(r);
   }
   if (auto r = check_driver(env, sel, out); !r.empty()) {
+    refusals.push_back(r);
+  }
+  if (auto r = check_gpu_arch(env, sel, out); !r.empty()) {
     refusals.push_back(r);
   }
   if (!refusals.empty()) {

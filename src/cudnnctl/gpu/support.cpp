@@ -331,4 +331,28 @@ SupportReport check_support(const SupportTable& table, std::string_view release,
   return report;
 }
 
+std::optional<std::string> release_for(const SupportTable& table, int cuda,
+                                       const std::vector<GpuFacts>& gpus) {
+  const SupportRow* best = nullptr;
+  std::optional<manifest::Version> best_v;
+  for (const auto& row : table.rows) {
+    if (row.cuda != cuda) {
+      continue;
+    }
+    bool all = std::all_of(gpus.begin(), gpus.end(), [&](const GpuFacts& g) {
+      auto c = cc_of(g.compute_capability);
+      return !c || row_runs(row, *c);
+    });
+    auto v = release_of(row.cudnn_max ? *row.cudnn_max : row.cudnn_min);
+    if (all && v && (!best_v || *v > *best_v)) {
+      best = &row;
+      best_v = v;
+    }
+  }
+  if (!best) {
+    return std::nullopt;
+  }
+  return best->cudnn_max ? *best->cudnn_max : best->cudnn_min;
+}
+
 } // namespace cudnnctl::gpu

@@ -80,4 +80,10 @@ struct SupportReport {
                                           int cuda, const std::vector<GpuFacts>& gpus,
                                           std::optional<std::string_view> driver = std::nullopt);
 
+// The newest release of the table with device code for every GPU of `gpus` in its CUDA
+// `cuda` build ("9.10.2"; an open-ended row gives its first release), for a fix line; nullopt
+// when no row of that variant runs them all.
+[[nodiscard]] std::optional<std::string> release_for(const SupportTable& table, int cuda,
+                                                     const std::vector<GpuFacts>& gpus);
+
 } // namespace cudnnctl::gpu

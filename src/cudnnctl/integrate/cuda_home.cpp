@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "integrate/cuda_home.hpp"
 
+#include "integrate/sonames.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -152,7 +153,36 @@ std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir
     }
     out.push_back(std::move(f));
   }
+  // A plain-name link to one of our links (what ldconfig makes of a SONAME link it finds
+  // naming another file than its library) reaches the store only through ours: ours too.
+  for (auto& f : out) {
+    if (f.kind != Found::Kind::symlink || f.cls != Found::Class::unmanaged || f.target.empty() ||
+        f.target.find('/') != std::string::npos) {
+      continue;
+    }
+    for (const auto& g : out) {
+      if (g.cls == Found::Class::managed && g.path.filename() == f.target) {
+        f.cls = Found::Class::managed;
+      }
+    }
+  }
   return out;
+}
+
+bool is_our_link(const store::Layout& layout, const fs::path& sys_path) {
+  auto text = util::read_link(layout.host(sys_path));
+  if (!text) {
+    return false;
+  }
+  fs::path dir = sys_path.parent_path();
+  if (store_ref(layout, dir, text->string())) {
+    return true;
+  }
+  if (text->empty() || text->string().find('/') != std::string::npos) {
+    return false;
+  }
+  auto sibling = util::read_link(layout.host(dir / *text));
+  return sibling && store_ref(layout, dir, sibling->string()).has_value();
 }
 
 Result<std::vector<fs::path>> sweep_tmp(const store::Layout& layout, const fs::path& sys_dir) {
@@ -256,7 +286,7 @@ Status write_home_state(const store::Layout& layout, const HomeState& s) {
 std::vector<Wanted> wanted_links(const store::Layout& layout, const store::EntryInfo& entry,
                                  const std::vector<fs::path>& include_dirs,
                                  const std::vector<fs::path>& lib_dirs) {
-  std::vector<Wanted> out;
+  std::vector<LibName> headers, libs;
   for (const auto& f : entry.files) {
     if (f.kind != "file" && f.kind != "symlink") {
       continue;
@@ -267,11 +297,11 @@ std::vector<Wanted> wanted_links(const store::Layout& layout, const store::Entry
     }
     std::string sub = f.path.substr(0, slash);
     std::string name = f.path.substr(slash + 1);
-    const std::vector<fs::path>* dirs = nullptr;
+    std::vector<LibName>* into = nullptr;
     if (sub == "include" && is_cudnn_header(name)) {
-      dirs = &include_dirs;
+      into = &headers;
     } else if (sub == "lib" && is_cudnn_library(name)) {
-      dirs = &lib_dirs;
+      into = &libs;
     } else {
       continue;
     }
@@ -281,8 +311,20 @@ std::vector<Wanted> wanted_links(const store::Layout& layout, const store::Entry
     if (::stat(host.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       continue;
     }
-    for (const auto& d : *dirs) {
-      out.push_back(Wanted{d, name, f.path});
+    into->push_back({name, f.path});
+  }
+  // The library links as ldconfig would leave them (sonames.hpp): one file per SONAME.
+  libs = settle_sonames(layout.entry_dir(entry.name), std::move(libs));
+  std::vector<Wanted> out;
+  for (const auto& [names, dirs] :
+       {std::pair{&headers, &include_dirs}, std::pair{&libs, &lib_dirs}}) {
+    for (const auto& n : *names) {
+      if (!is_cudnn_header(n.name) && !is_cudnn_library(n.name)) {
+        continue;
+      }
+      for (const auto& d : *dirs) {
+        out.push_back(Wanted{d, n.name, n.file});
+      }
     }
   }
   return out;
@@ -322,6 +364,7 @@ LinkPlan plan_links(const store::Layout& layout, const std::string& entry,
           blockers.resize(3);
           blockers.push_back("...");
         }
+        plan.blocked.emplace_back(dir, util::join(blockers, ", "));
         plan.warnings.push_back(
             dir.string() + " holds cuDNN files cudnnctl does not manage (" +
             util::join(blockers, ", ") +

@@ -55,7 +55,7 @@ struct HomeDirs {
 struct Found {
   enum class Kind { file, symlink, other };
   enum class Class {
-    managed,   // a symlink into <prefix>/store/ (cudnnctl made it)
+    managed,   // a symlink into <prefix>/store/ (cudnnctl made it), or to a sibling that is
     takeover,  // an original whose exact bytes an adopted store entry holds
     foreign,   // owned by dpkg or update-alternatives (`why` says which)
     unmanaged, // anything else: hand-made files, links elsewhere
@@ -83,6 +83,11 @@ struct Found {
 // <prefix>/store/<entry>/: {entry, path inside the entry}.
 std::optional<std::pair<std::string, std::string>>
 store_ref(const store::Layout& layout, const fs::path& sys_dir, std::string_view target);
+
+// True when the system path `sys_path` is a symlink cudnnctl owns: its text names a path
+// under <prefix>/store/, or it is a plain name of a sibling link that does (ldconfig's
+// rewrite of a SONAME link).
+[[nodiscard]] bool is_our_link(const store::Layout& layout, const fs::path& sys_path);
 
 // The relative symlink text from system directory `sys_dir` to store entry `entry`'s `file`.
 std::string link_text(const store::Layout& layout, const fs::path& sys_dir,
@@ -143,6 +148,9 @@ struct LinkPlan {
   std::vector<LinkOp> ops;           // links first, then removals
   std::vector<std::string> warnings; // foreign directories
   std::vector<fs::path> linked_dirs; // directories that hold links after the plan
+  // Directories that want links but hold cuDNN files cudnnctl must not touch (no link is made
+  // there): the directory and the names found ("libcudnn.so.8 (dpkg package libcudnn8)", ...).
+  std::vector<std::pair<fs::path, std::string>> blocked;
 };
 
 // Pure: what to do so that the directories in `listings` (every directory that may hold

@@ -72,7 +72,7 @@ HomeTargets home_targets(const store::Layout& layout, const store::Config& confi
 // What each directory holds, classified: ours, adopted originals we may replace, foreign.
 Result<std::vector<std::pair<fs::path, std::vector<Found>>>>
 list_dirs(const store::Layout& layout, const std::vector<fs::path>& dirs, const HomeState& state,
-          util::Notes& notes) {
+          util::Notes& notes, bool sweep = true) {
   std::vector<std::string> warnings;
   TRY_ASSIGN(store::StoreView view, store::read_store(layout, warnings));
   for (const auto& w : warnings) {
@@ -81,7 +81,9 @@ list_dirs(const store::Layout& layout, const std::vector<fs::path>& dirs, const 
   std::optional<host::ForeignIndex> foreign;
   std::vector<std::pair<fs::path, std::vector<Found>>> listings;
   for (const auto& d : dirs) {
-    TRY(sweep_tmp(layout, d));
+    if (sweep) {
+      TRY(sweep_tmp(layout, d));
+    }
     auto found = scan_dir(layout, d, true);
     auto libs = scan_dir(layout, d, false);
     found.insert(found.end(), libs.begin(), libs.end());
@@ -177,6 +179,43 @@ bool is_takeover(const store::Layout& layout, const store::StoreView& view, cons
   }
   auto digest = util::sha256_file(layout.host(f.path));
   return digest && *digest == rec->sha256;
+}
+
+Status check_home_switch(const store::Layout& layout, const store::Config& config,
+                         const std::optional<std::string>& entry) {
+  if (!entry || !config.manage_cuda_home) {
+    return {};
+  }
+  TRY_ASSIGN(HomeState state, read_home_state(layout));
+  std::vector<fs::path> managed;
+  for (const auto& d : state.dirs) {
+    add_dir(managed, d);
+  }
+  for (const auto& r : state.adopted) {
+    add_dir(managed, fs::path(r.path).parent_path());
+  }
+  if (managed.empty()) {
+    return {};
+  }
+  TRY_ASSIGN(store::EntryInfo info, store::read_entry(layout, *entry));
+  HomeTargets t = home_targets(layout, config, state);
+  util::Notes quiet(util::NoteStyle{.human = false});
+  TRY_ASSIGN(auto listings, list_dirs(layout, t.dirs, state, quiet, false));
+  auto plan = plan_links(layout, *entry, wanted_links(layout, info, t.inc, t.lib), listings);
+  for (const auto& [dir, found] : plan.blocked) {
+    if (std::find(managed.begin(), managed.end(), dir) == managed.end()) {
+      continue;
+    }
+    return fail(
+        ErrorCode::integrity,
+        dir.string() + " holds cuDNN files cudnnctl does not manage (" + found +
+            "): switching to " + *entry + " would leave this CUDA-home directory " +
+            "without its " +
+            (std::find(t.inc.begin(), t.inc.end(), dir) != t.inc.end() ? "headers" : "libraries") +
+            "; nothing was changed (run `cudnnctl adopt` to take them over, or remove "
+            "them, or set manage_cuda_home = false)");
+  }
+  return {};
 }
 
 Status link_cuda_home(const store::Layout& layout, const store::Config& config,

@@ -26,6 +26,15 @@ namespace cudnnctl::integrate {
 [[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                                     const std::optional<std::string>& entry, util::Notes& notes);
 
+// Before a switch to `entry` (the transaction's flip calls it before `current` moves): a
+// CUDA-home directory cudnnctl manages (it held our links, or adopted originals came from it)
+// that the switch would leave without `entry`'s libraries or headers, because it now holds
+// cuDNN files cudnnctl must not touch, fails the switch: ErrorCode::integrity (exit 4) naming
+// the directory, what it holds and what to do. Reads only. nullopt or manage_cuda_home =
+// false: nothing to check.
+[[nodiscard]] Status check_home_switch(const store::Layout& layout, const store::Config& config,
+                                       const std::optional<std::string>& entry);
+
 // True when `f` (not a link into the store) is exactly the original `records` describe and
 // the record's store entry exists and is used by a generation: the CUDA-home step may then
 // replace it by a link.

@@ -61,7 +61,11 @@ std::optional<std::string> loader_dropin_dir(const store::Layout& layout) {
 }
 
 Status run_ldconfig(const store::Layout& layout) {
-  std::vector<std::string> argv = {ldconfig_path()};
+  // -X: the cache only. A plain ldconfig also makes SONAME links in every directory the
+  // loader config names (dpkg's, hand-made toolkits'): files cudnnctl does not own. The store
+  // entries' chains are complete, and the CUDA-home links are already what ldconfig would make
+  // of them (sonames.hpp), so the system's own ldconfig runs change nothing there either.
+  std::vector<std::string> argv = {ldconfig_path(), "-X"};
   if (!layout.root_is_slash()) {
     argv.push_back("-r");
     argv.push_back(layout.root().string());

@@ -27,7 +27,8 @@ namespace cudnnctl::integrate {
 // The directory the drop-in currently names, nullopt when there is no drop-in.
 [[nodiscard]] std::optional<std::string> loader_dropin_dir(const store::Layout& layout);
 
-// Runs `ldconfig` (root "/") or `ldconfig -r <root>`; failure: ErrorCode::environment with
+// Runs `ldconfig -X` (root "/") or `ldconfig -X -r <root>`: the cache only, never a link
+// (whatever cudnnctl runs changes no file it does not own); failure: ErrorCode::environment with
 // ldconfig's message.
 [[nodiscard]] Status run_ldconfig(const store::Layout& layout);
 

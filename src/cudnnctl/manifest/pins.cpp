@@ -30,8 +30,9 @@ std::string lower(std::string_view s) {
 }
 
 struct PinLine {
-  std::string label;
+  std::string label; // a release label, or (repack) the original archive's sha256
   std::string sha256;
+  bool repack = false;
 };
 
 // "<64 hex>  redistrib_<label>.json" or "<64 hex> *redistrib_<label>.json".
@@ -46,6 +47,15 @@ std::optional<PinLine> parse_line(std::string_view line) {
   }
   constexpr std::string_view prefix = "redistrib_";
   constexpr std::string_view suffix = ".json";
+  if (name.starts_with(k_repack_dir) && name.size() > k_repack_dir.size() &&
+      name[k_repack_dir.size()] == '/' && name.ends_with(suffix)) {
+    std::string_view original = name.substr(k_repack_dir.size() + 1);
+    original.remove_suffix(suffix.size());
+    if (!util::is_sha256_hex(original)) {
+      return std::nullopt;
+    }
+    return PinLine{lower(original), lower(line.substr(0, space)), true};
+  }
   if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) ||
       !name.ends_with(suffix)) {
     return std::nullopt;
@@ -63,6 +73,7 @@ std::optional<PinLine> parse_line(std::string_view line) {
 Status PinSet::add(std::string_view text, std::string_view source) {
   // Staged in a copy so that a bad line adds nothing.
   auto pins = m_pins;
+  auto repacks = m_repacks;
   size_t line_no = 0;
   for (const std::string& raw : util::split(text, '\n')) {
     ++line_no;
@@ -73,14 +84,17 @@ Status PinSet::add(std::string_view text, std::string_view source) {
     std::string where = std::string(source) + ":" + std::to_string(line_no);
     auto parsed = parse_line(line);
     if (!parsed) {
-      return fail(ErrorCode::usage, where + ": malformed pin " + detail::quote(line, 120) +
-                                        " (expected \"<64 hex digits>  redistrib_<label>.json\")");
+      return fail(ErrorCode::usage,
+                  where + ": malformed pin " + detail::quote(line, 120) +
+                      " (expected \"<64 hex digits>  redistrib_<label>.json\" or "
+                      "\"<64 hex digits>  cudnnctl-repack/<64 hex digits>.json\")");
     }
     Pin pin{.sha256 = parsed->sha256,
             .source = source == k_builtin_pin_source ? std::string(source) : where};
-    auto it = pins.find(parsed->label);
-    if (it == pins.end()) {
-      pins.emplace(parsed->label, std::move(pin));
+    auto& into = parsed->repack ? repacks : pins;
+    auto it = into.find(parsed->label);
+    if (it == into.end()) {
+      into.emplace(parsed->label, std::move(pin));
     } else if (it->second.sha256 != pin.sha256) {
       return fail(ErrorCode::usage, where + ": pin for " + parsed->label + " (" + pin.sha256 +
                                         ") contradicts " + it->second.source + " (" +
@@ -88,6 +102,7 @@ Status PinSet::add(std::string_view text, std::string_view source) {
     }
   }
   m_pins = std::move(pins);
+  m_repacks = std::move(repacks);
   return {};
 }
 
@@ -102,6 +117,23 @@ PinVerdict PinSet::check(std::string_view label, std::string_view sha256) const 
 const Pin* PinSet::find(std::string_view label) const {
   auto it = m_pins.find(label);
   return it == m_pins.end() ? nullptr : &it->second;
+}
+
+std::string repack_sidecar_name(std::string_view original_sha256) {
+  return std::string(k_repack_dir) + "/" + lower(original_sha256) + ".json";
+}
+
+const Pin* PinSet::find_repack(std::string_view original_sha256) const {
+  auto it = m_repacks.find(lower(original_sha256));
+  return it == m_repacks.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> PinSet::repack_originals() const {
+  std::vector<std::string> out;
+  for (const auto& [sha, pin] : m_repacks) {
+    out.push_back(sha);
+  }
+  return out;
 }
 
 std::vector<std::string> PinSet::labels() const {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Manifest pins: the sha256 of the exact manifest bytes, per label. Built-in pins come from
-// manifests/pins.sha256 (compiled in); sites add <root>/etc/cudnnctl/pins.d/*.sha256.
+// manifests/pins.sha256 (compiled in); sites add <root>/etc/cudnnctl/pins.d/*.sha256. Site
+// pins files may also pin repack sidecars (`mirror --repack`): the sha256 of the exact bytes
+// of cudnnctl-repack/<original archive sha256>.json, per original archive.
 #pragma once
 
 #include "util/result.hpp"
@@ -26,10 +28,16 @@ struct Pin {
   std::string source; // "built-in" or the pins.d file and line ("<file>:<line>")
 };
 
+// The directory of repack sidecars in a mirror, and a sidecar's name in it.
+inline constexpr std::string_view k_repack_dir = "cudnnctl-repack";
+[[nodiscard]] std::string
+repack_sidecar_name(std::string_view original_sha256); // "<dir>/<sha>.json"
+
 class PinSet {
 public:
   // Adds `sha256sum`-format lines ("<64 hex>  redistrib_<label>.json", also " *" binary
-  // mode; '#' comments and blank lines allowed; the label is a 3- or 4-component version).
+  // mode; '#' comments and blank lines allowed; the label is a 3- or 4-component version),
+  // and sidecar pins "<64 hex>  cudnnctl-repack/<64 hex of the original archive>.json".
   // Malformed line: ErrorCode::usage naming source:line. A pin that contradicts another pin
   // for the same label: ErrorCode::usage naming both sources. All or nothing: on error no
   // line of `text` is added. Pass k_builtin_pin_source as `source` for the built-in pins.
@@ -40,10 +48,15 @@ public:
   // The pin for `label`, or nullptr.
   [[nodiscard]] const Pin* find(std::string_view label) const;
   [[nodiscard]] std::vector<std::string> labels() const; // sorted by Version
-  [[nodiscard]] bool empty() const { return m_pins.empty(); }
+  [[nodiscard]] bool empty() const { return m_pins.empty() && m_repacks.empty(); }
+  // The pin of the repack sidecar of the archive whose sha256 is `original_sha256`, or nullptr.
+  [[nodiscard]] const Pin* find_repack(std::string_view original_sha256) const;
+  // The original archives' sha256 that have a sidecar pin, sorted.
+  [[nodiscard]] std::vector<std::string> repack_originals() const;
 
 private:
   std::map<std::string, Pin, std::less<>> m_pins;
+  std::map<std::string, Pin, std::less<>> m_repacks; // original sha256 -> sidecar pin
 };
 
 // The pins compiled into the binary (manifests/pins.sha256, byte for byte).

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/activate.hpp"
 
+#include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
 #include "gates/recall.hpp"
+#include "manifest/version.hpp"
 #include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -75,11 +77,14 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     for (const auto& e : view.entries) {
       have.push_back(store::describe(e));
     }
+    bool is_version = manifest::Version::parse(version_arg).has_value();
     return fail(ErrorCode::usage,
-                "cuDNN " + version_arg + " is not installed" +
+                (is_version ? "cuDNN " + version_arg + " is not installed"
+                            : "\"" + version_arg + "\" is neither a version nor a store entry") +
                     (have.empty() ? " (nothing is installed)"
                                   : " (installed: " + util::join(have, ", ") + ")") +
-                    "; run `cudnnctl install " + version_arg + "` first");
+                    (is_version ? "; run `cudnnctl install " + version_arg + "` first"
+                                : "; `cudnnctl list` prints every entry's name"));
   }
   if (matches.size() > 1) {
     // The active one among several matches means "nothing to do".
@@ -97,22 +102,43 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
                                       util::join(names, ", ") +
                                       "; give the full version, --cuda or --platform");
   }
-  const store::EntryInfo& target = *matches.front();
-  if (const auto* active = view.active_entry(); !active || active->name != target.name) {
-    // A switch to a recalled build is refused like its install (exit 7, --force overrides).
+  const store::EntryInfo& e = *matches.front();
+  if (const auto* active = view.active_entry(); !active || active->name != e.name) {
+    // A switch to a recalled build is refused like its install, and the node's GPUs are
+    // checked against the entry's device code, before the switch (exit 7, --force).
     TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
     gates::Env env = gates_env(ctx);
-    TRY(gates::check_recall(env, recalls, target.version, target.cuda_major, out.findings));
+    TRY(gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings));
+    TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
   }
-  return activate_entry(ctx, target.name, "use " + version_arg, demands, out);
+  return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }
 
 namespace {
 
 // The generation `rollback [--to N]` goes to from `view`.
-Result<int> rollback_plan(const store::StoreView& view, std::optional<int> to) {
+Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg) {
   if (!view.current) {
     return fail(ErrorCode::usage, "nothing to roll back: no cuDNN generation is active");
+  }
+  std::optional<int> to;
+  if (to_arg) {
+    if (auto n = util::parse_u64(*to_arg); n && *n >= 1 && *n <= 1000000000) {
+      to = static_cast<int>(*n);
+    } else {
+      // An entry's name (as `list` prints it): its newest generation.
+      for (const auto& g : view.generations) {
+        if (g.entry == *to_arg && (!to || g.number > *to)) {
+          to = g.number;
+        }
+      }
+      if (!to) {
+        return fail(ErrorCode::usage,
+                    "--to " + *to_arg +
+                        ": neither a generation number nor the name of a store entry that a "
+                        "generation uses (`cudnnctl list` prints both)");
+      }
+    }
   }
   if (to) {
     if (!view.generation(*to)) {
@@ -136,7 +162,7 @@ Result<int> rollback_plan(const store::StoreView& view, std::optional<int> to) {
 
 } // namespace
 
-Status rollback(Context& ctx, std::optional<int> to, RollbackResult& out) {
+Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out) {
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
     TRY_ASSIGN(out.target, rollback_plan(view, to));

@@ -41,9 +41,11 @@ struct RollbackResult : Outcome {
   enum class Said { none, rolled_back, already_active, would_roll_back } said = Said::none;
 };
 
-// `rollback [--to N]`: switches to the parent of the active generation (or N). Nothing
-// before it / N unknown: ErrorCode::usage. No network, no smoke test.
-[[nodiscard]] Status rollback(Context& ctx, std::optional<int> to, RollbackResult& out);
+// `rollback [--to N|ENTRY]`: switches to the parent of the active generation (or N, or the
+// newest generation of store entry ENTRY). Nothing before it / N or ENTRY unknown:
+// ErrorCode::usage. No network, no smoke test.
+[[nodiscard]] Status rollback(Context& ctx, const std::optional<std::string>& to,
+                              RollbackResult& out);
 
 // Takes the lock and activates store entry `name` as a new generation (dry-run aware).
 [[nodiscard]] Status activate_entry(Context& ctx, const std::string& name,

@@ -227,6 +227,7 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
       lib_version = v;
     }
   }
+  fs::path header;
   for (const char* h : {"include/cudnn_version.h", "include/cudnn.h"}) {
     for (const auto& c : plan.files) {
       if (c.entry_path != h || !plan.version.empty()) {
@@ -236,6 +237,7 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
       if (v) {
         plan.version = v->str();
         plan.version_source = h;
+        header = c.found.path;
       }
     }
   }
@@ -249,9 +251,15 @@ Status find_version(const store::Layout& layout, const fs::path& home, AdoptPlan
                                       "libcudnn.so.X.Y.Z); nothing was changed");
   }
   if (lib_version && *lib_version != plan.version) {
-    plan.defects.push_back(plan.version_source + " says " + plan.version +
-                           " but the libraries are " + *lib_version +
-                           " (a mixed install); adopted as it is, recorded as " + plan.version);
+    // A stale header beside newer libraries (or the reverse): whichever version the entry
+    // were named for, builds would compile against one and load the other. Refused whole.
+    return fail(ErrorCode::usage,
+                header.string() + " says " + plan.version + " but the libraries in " +
+                    home.string() + " are " + *lib_version +
+                    " (a mixed install: builds would compile against one version and load the "
+                    "other); nothing was changed. Put the headers of " +
+                    *lib_version + " in " + header.parent_path().string() +
+                    " (or remove the stale ones), then run " + "`cudnnctl adopt`");
   }
   return {};
 }
@@ -333,6 +341,56 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const f
   TRY(find_build(ctx, home, plan));
   name_entry(plan);
   return plan;
+}
+
+std::optional<UnmanagedHome> find_unmanaged(const Context& ctx) {
+  const auto& layout = ctx.layout();
+  if (!ctx.config().manage_cuda_home) {
+    return std::nullopt;
+  }
+  UnmanagedHome out;
+  out.home = ctx.config().cuda_home;
+  auto dirs = integrate::locate_home(layout, out.home);
+  auto state = integrate::read_home_state(layout);
+  if (dirs.real_home.empty() || !state) {
+    return std::nullopt;
+  }
+  std::optional<host::ForeignIndex> foreign;
+  std::optional<std::string> lib_version;
+  for (bool headers : {true, false}) {
+    for (const auto& d : headers ? dirs.include_dirs : dirs.lib_dirs) {
+      for (const auto& f : integrate::scan_dir(layout, d, headers)) {
+        bool adopted = std::any_of(state->adopted.begin(), state->adopted.end(),
+                                   [&](const auto& r) { return r.path == f.path.string(); });
+        if (f.cls == Found::Class::managed || f.kind == Found::Kind::other || adopted) {
+          continue;
+        }
+        if (!foreign) {
+          foreign = host::ForeignIndex::load(layout.root());
+        }
+        if (foreign->claim(f.path)) {
+          continue;
+        }
+        ++out.files;
+        std::string name = f.path.filename().string();
+        if (name == "cudnn_version.h" && out.version.empty()) {
+          if (auto v = validate::read_version_header(real_host(layout, f.path))) {
+            out.version = v->str();
+          }
+        }
+        if (auto v = version_from_library_name(name); v && !lib_version) {
+          lib_version = v;
+        }
+      }
+    }
+  }
+  if (out.files == 0) {
+    return std::nullopt;
+  }
+  if (out.version.empty() && lib_version) {
+    out.version = *lib_version;
+  }
+  return out;
 }
 
 } // namespace cudnnctl::ops

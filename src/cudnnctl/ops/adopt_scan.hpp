@@ -48,6 +48,17 @@ struct AdoptPlan {
 [[nodiscard]] Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view,
                                            const fs::path& home);
 
+// cuDNN files in the CUDA home that cudnnctl does not manage and `adopt` could take over
+// (hand-made: not cudnnctl's links, not adopted originals, not dpkg's or alternatives'), for
+// `status`. Cheap: names and links only, nothing hashed. nullopt when there are none or
+// manage_cuda_home is false.
+struct UnmanagedHome {
+  fs::path home;
+  size_t files = 0;
+  std::string version; // from the home's cudnn_version.h, else library names; may be empty
+};
+[[nodiscard]] std::optional<UnmanagedHome> find_unmanaged(const Context& ctx);
+
 // "9.1.0" from a file name like "libcudnn.so.9.1.0" (also libcudnn_ops.so.9.1.0).
 std::optional<std::string> version_from_library_name(std::string_view name);
 

@@ -121,9 +121,7 @@ Result<int> put_back_originals(const txn::Site& site, const integrate::HomeState
     }
     struct stat st;
     bool missing = ::lstat(host.c_str(), &st) != 0;
-    auto text = missing ? Result<fs::path>(fs::path()) : util::read_link(host);
-    bool ours = !missing && text &&
-                integrate::store_ref(layout, fs::path(r->path).parent_path(), text->string());
+    bool ours = !missing && integrate::is_our_link(layout, r->path);
     if (!missing && !ours) {
       site.notes.warn(r->path +
                       " changed since cudnnctl adopted it: left as it is (the original is in " +

@@ -42,6 +42,15 @@ release::Sources sources(const Context& ctx) {
                           ctx.layout().pins_dir()};
 }
 
+manifest::Selection selection_of(const store::EntryInfo& e) {
+  manifest::Selection sel;
+  sel.label = e.label;
+  sel.version = e.version;
+  sel.platform = e.platform;
+  sel.cuda_major = e.cuda_major;
+  return sel;
+}
+
 gates::Env gates_env(Context& ctx) {
   return gates::Env{ctx.layout(), ctx.config(), ctx.notes(), ctx.opts().cuda, ctx.opts().force};
 }

@@ -4,6 +4,7 @@
 // with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "manifest/manifest.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
 #include "store/view.hpp"
@@ -98,6 +99,9 @@ release::Sources sources(const Context& ctx);
 
 // What the gates around a switch read (gates/findings.hpp).
 gates::Env gates_env(Context& ctx);
+
+// The release a stored entry was installed from, as the requirement gates take it.
+manifest::Selection selection_of(const store::EntryInfo& entry);
 
 // Builds the context (loads the config under --root). Error: ErrorCode::usage.
 [[nodiscard]] Result<Context> make_context(const GlobalOptions& options);

@@ -3,6 +3,7 @@
 
 #include "doctor/compat.hpp"
 #include "doctor/doctor.hpp"
+#include "gpu/inventory.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
 #include "ops/recalls.hpp"
@@ -16,6 +17,48 @@ namespace {
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
+}
+
+// The node's GPUs (cudnnctl-smoke --gpus) into the report, and a finding when the active
+// cudnnctl generation's build has no device code for one of them.
+void add_gpus(Context& ctx, doctor::DoctorReport& report) {
+  auto inv = gpu::inventory(std::chrono::seconds(std::max(1, ctx.config().smoke_timeout)));
+  if (!inv) {
+    report.host.gpus_note = "not checked: " + inv.error().message;
+    return;
+  }
+  for (const auto& g : inv->report.gpus) {
+    report.host.gpus.push_back(
+        {g.gpu, g.name, g.compute_capability, g.memory_bytes, g.mig, g.uuid, g.status});
+  }
+  if (inv->gpus.empty()) {
+    report.host.gpus_note = inv->report.message;
+    return;
+  }
+  for (const auto& i : report.installs) {
+    if (!i.active || !i.version || !i.cuda_major) {
+      continue;
+    }
+    auto verdicts = gpu::check_support(gpu::builtin_support(), *i.version, *i.cuda_major, inv->gpus,
+                                       inv->kernel_driver);
+    if (verdicts.ok()) {
+      continue;
+    }
+    auto alt = gpu::release_for(gpu::builtin_support(), *i.cuda_major, inv->gpus);
+    std::string cuda = std::to_string(*i.cuda_major);
+    doctor::Finding f;
+    f.code = "gpu-arch-unsupported";
+    f.severity = doctor::Severity::error;
+    f.message = "the active cudnnctl generation (" + i.store_entry +
+                ") cannot run on every GPU here: " + verdicts.refusal();
+    f.paths = {i.dir};
+    f.fix = alt ? "cudnnctl install " + *alt + " --cuda " + cuda +
+                      " (the newest release with device code for every GPU here), or `cudnnctl "
+                      "rollback` to an earlier generation"
+                : "`cudnnctl rollback` to an earlier generation, or install a build listed in "
+                  "manifests/gpu_support.json for these GPUs";
+    report.findings.push_back(std::move(f));
+  }
 }
 
 } // namespace
@@ -65,6 +108,7 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
                         "require_signed_recalls = false"});
   }
   TRY_ASSIGN(out.report, doctor::run_doctor(o));
+  add_gpus(ctx, *out.report);
   int errors = out.report->count(doctor::Severity::error);
   if (errors > 0) {
     return fail(ErrorCode::problems,

@@ -7,8 +7,11 @@
 #include "gates/recall.hpp"
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
+#include "manifest/pins.hpp"
 #include "ops/recalls.hpp"
+#include "release/repack_source.hpp"
 #include "release/resolve.hpp"
+#include "release/sidecar.hpp"
 #include "release/stream.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -98,36 +101,50 @@ struct Streamed {
   std::string url; // where the bytes came from
 };
 
+// What one pass reads: NVIDIA's archive, or the mirror's repack of it.
+struct Form {
+  bool repack = false;
+  std::string file_name;
+  std::string sha256;
+  uint64_t size = 0;
+  std::vector<std::string> urls;
+};
+
+Form original_form(const release::Resolved& r) {
+  const auto& pkg = r.selection.package;
+  return Form{false, fs::path(pkg.relative_path).filename().string(), pkg.sha256, pkg.size,
+              r.archive_urls};
+}
+
 // One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
 // from the cache or --archive), hashed, and extracted into `staging` at the same time. What
 // was extracted is trusted only once size and sha256 matched.
 Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const InstallOptions& o,
-                                const release::Resolved& r,
+                                const release::Resolved& r, const Form& form,
                                 const std::vector<std::string>& components,
                                 std::optional<Timing>& timing) {
   const auto& pkg = r.selection.package;
-  const std::string file_name = fs::path(pkg.relative_path).filename().string();
+  const std::string suffix = form.repack ? ".tar.zst" : ".tar.xz";
+  const std::string& file_name = form.file_name;
   const bool cached = !o.archive && util::exists_nofollow(ctx.layout().cache_dir() /
-                                                          (lower_hex(pkg.sha256) + ".tar.xz"));
+                                                          (lower_hex(form.sha256) + suffix));
   util::Progress progress(util::progress_style(ctx.opts().json, ctx.opts().quiet, STDERR_FILENO),
                           {o.archive ? "read"
                            : cached  ? "cache"
                                      : "download",
                            "extract"});
   release::StreamExtractOptions so;
-  so.extract.expected_top = archive::archive_top_name(pkg.relative_path);
-  // Decompressed size: a multiple of the verified archive size (real cuDNN archives inflate
-  // about 2.5x), with a floor for tiny archives. Not size*16 + 64 MiB: that let a 10 KB
-  // archive inflate to 64 MiB (mkhostile's zip-bomb-ratio case was installed).
-  so.extract.max_total_bytes = std::max<uint64_t>(pkg.size * 16, 16u << 20);
-  so.extract.max_entry_bytes = so.extract.max_total_bytes;
-  so.extract.max_entries = archive::entry_limit(pkg.size); // issue 14, B17
+  // The same top folder, caps and entry limit for the repack as for the original
+  // (release/sidecar.hpp).
+  release::set_install_limits(so.extract, pkg);
   so.extract.include = [&](std::string_view path, archive::EntryKind) {
     return wanted_path(components, path);
   };
   so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
-  so.expected_size = pkg.size;
-  so.progress = [&](uint64_t consumed) { progress.update(1, consumed, pkg.size); };
+  so.extract.format =
+      form.repack ? archive::ArchiveFormat::tar_zstd : archive::ArchiveFormat::tar_xz;
+  so.expected_size = form.size;
+  so.progress = [&](uint64_t consumed) { progress.update(1, consumed, form.size); };
   release::StreamExtractor extractor(staging, std::move(so));
   timing.emplace(Timing{ctx});
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
@@ -148,24 +165,88 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   } else {
     ctx.info((cached ? "extracting " + file_name + " from the cache"
                      : "downloading and extracting " + file_name) +
-             " (" + util::human_bytes(pkg.size) + ")");
-    fetch::ArchiveRequest req{r.archive_urls, pkg.sha256, pkg.size};
+             " (" + util::human_bytes(form.size) + ")");
+    fetch::ArchiveRequest req{form.urls, form.sha256, form.size, suffix};
     fetch::Options fo = release::fetch_options(sources(ctx));
     fo.progress = on_bytes;
     TRY(fetch::fetch_archive(req, ctx.layout().cache_dir(), fo, &sink));
-    ctx.action("downloaded and verified " + file_name);
-    out.url = r.archive_urls.front();
+    ctx.action("downloaded and verified " + file_name +
+               (form.repack ? " (size and sha256 match its pinned sidecar)" : ""));
+    out.url = form.urls.front();
   }
   progress.complete(0);
   (*timing)("archive verified");
   TRY(util::hook("after-download"));
   TRY_ASSIGN(out.entries, extractor.finish());
   (*timing)("extraction done");
-  progress.update(1, pkg.size, pkg.size);
+  progress.update(1, form.size, form.size);
   progress.complete(1);
   progress.finish(true);
   TRY(util::hook("after-extract"));
   return out;
+}
+
+// The pass of step 3: the mirror's repack when a site pin vouches for its sidecar and every
+// extracted file matches the sidecar, else (with a warning when a repack was there but
+// refused) NVIDIA's archive. Which form, and why, goes into `ref` and the history record.
+Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path& staging,
+                             const InstallOptions& o, const release::Resolved& r,
+                             const std::vector<std::string>& components,
+                             std::optional<Timing>& timing, ArchiveRef& ref) {
+  std::string reason = "--archive names the file to install";
+  if (!o.archive) {
+    release::RepackLookup look;
+    auto pins = manifest::load_pins(sources(ctx).pins_dir);
+    if (pins) {
+      look = release::find_repack(sources(ctx), r, *pins);
+    } else {
+      look.reason = pins.error().message;
+      look.warn = true;
+    }
+    reason = look.reason;
+    if (const auto& src = look.source) {
+      Form form{true, fs::path(src->sidecar.repack_path).filename().string(),
+                src->sidecar.repack_sha256, src->sidecar.repack_size, src->urls};
+      auto s = stream_archive(ctx, staging, o, r, form, components, timing);
+      Status checked = s ? release::check_extracted(src->sidecar, s->entries,
+                                                    [&](std::string_view path, archive::EntryKind) {
+                                                      return wanted_path(components, path);
+                                                    })
+                         : fail(s.error());
+      if (checked) {
+        ref.form = "repack";
+        ref.form_reason = "the site pins its sidecar " + src->sidecar_url +
+                          " and every extracted file matches it";
+        ref.repack = RepackRef{form.urls.front(), form.sha256, form.size, src->sidecar_url,
+                               src->sidecar_sha256};
+        tx.note("archive_form", ref.form);
+        tx.note("archive_form_reason", ref.form_reason);
+        ctx.action("checked every extracted file against the repack's sidecar");
+        // The entry records NVIDIA's archive (URL, sha256, size): what its files are.
+        s->url = r.archive_urls.front();
+        return s;
+      }
+      Error e = checked.error();
+      if (e.code == ErrorCode::environment || e.code == ErrorCode::internal) {
+        return fail(std::move(e));
+      }
+      reason = "the repack was refused: " + e.full_message();
+      look.warn = true;
+      // The original starts from an empty staging directory: nothing of the repack stays.
+      TRY(util::remove_tree(staging));
+      TRY(util::make_dirs(staging));
+    }
+    if (look.warn) {
+      ctx.warn("installing NVIDIA's original archive instead of the mirror's repack: " + reason);
+    } else {
+      ctx.info("installing NVIDIA's original archive (" + reason + ")", 1);
+    }
+  }
+  ref.form = "xz";
+  ref.form_reason = reason;
+  tx.note("archive_form", ref.form);
+  tx.note("archive_form_reason", ref.form_reason);
+  return stream_archive(ctx, staging, o, r, original_form(r), components, timing);
 }
 
 // The metadata of the entry the archive became: every file's sha256 as extracted.
@@ -212,11 +293,11 @@ store::EntryInfo entry_info(const std::string& name, const manifest::Selection& 
 // sealed tree published as the store entry.
 Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
                    const release::Resolved& r, const std::vector<std::string>& components,
-                   const std::string& name, gates::Findings& findings) {
+                   const std::string& name, gates::Findings& findings, ArchiveRef& ref) {
   TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
   TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
   std::optional<Timing> timing;
-  TRY_ASSIGN(Streamed s, stream_archive(ctx, staging.path(), o, r, components, timing)); // 3
+  TRY_ASSIGN(Streamed s, stream_best(ctx, tx, staging.path(), o, r, components, timing, ref)); // 3
   gates::Env env = gates_env(ctx);
   TRY(gates::validate_staged(env, staging.path(), r.selection, components, findings)); // 4
   (*timing)("validated");
@@ -242,7 +323,9 @@ Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
                    const std::string& name, InstallResult& out) {
   auto intent = txn::Intent::build("install", name, "installing cuDNN " + r.selection.version);
   TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
-  TRY(tx.step(build_entry(ctx, tx, o, r, components, name, out.findings)));          // 2-6
+  ArchiveRef ignored;
+  ArchiveRef& ref = out.archive ? *out.archive : ignored;
+  TRY(tx.step(build_entry(ctx, tx, o, r, components, name, out.findings, ref))); // 2-6
   TRY(activate_new_generation(ctx, tx, name, "install " + o.version, o.demands(), out.findings,
                               out)); // 7-12
   out.said = Switched::activated;
@@ -297,11 +380,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   out.version = e.version;
   // The same requirements as a download of that build (CUDA toolkit, driver,
   // --require-gpu): being in the store does not make it fit this host.
-  manifest::Selection sel;
-  sel.label = e.label;
-  sel.version = e.version;
-  sel.platform = e.platform;
-  sel.cuda_major = e.cuda_major;
+  manifest::Selection sel = selection_of(e);
   gates::Env env = gates_env(ctx);
   if (auto ok = gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings); !ok) {
     return ok;

@@ -23,13 +23,25 @@ struct InstallOptions {
   std::vector<std::string> components; // empty = default (runtime, headers)
   bool no_smoke = false;
   bool require_gpu = false;
+  std::optional<double> perf_gate; // --perf-gate PCT, else config perf_gate
 
-  [[nodiscard]] gates::Demands demands() const { return {components, no_smoke, require_gpu}; }
+  [[nodiscard]] gates::Demands demands() const {
+    return {components, no_smoke, require_gpu, perf_gate};
+  }
 };
 
 // Parses "--components runtime,headers,static" into a sorted set; unknown names:
 // ErrorCode::usage listing the valid ones.
 [[nodiscard]] Result<std::vector<std::string>> parse_components(const std::string& list);
+
+// The mirror's repack an install streamed instead of NVIDIA's archive (data.archive.repack).
+struct RepackRef {
+  std::string url;
+  std::string sha256;
+  uint64_t size = 0;
+  std::string sidecar_url;
+  std::string sidecar_sha256;
+};
 
 // The archive an install uses (data.archive).
 struct ArchiveRef {
@@ -39,6 +51,9 @@ struct ArchiveRef {
   std::string url;
   std::string sha256;
   uint64_t size = 0;
+  std::string form;        // what was installed: "repack" or "xz" (NVIDIA's archive); empty: none
+  std::string form_reason; // why
+  std::optional<RepackRef> repack;
 };
 
 struct InstallResult : SwitchResult {

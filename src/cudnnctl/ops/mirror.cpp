@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/mirror.hpp"
 
+#include "archive/backup_writer.hpp"
 #include "fetch/fetch.hpp"
 #include "host/host.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
+#include "ops/mirror_repack.hpp"
 #include "recall/recall.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
@@ -23,6 +25,40 @@
 #include <set>
 
 namespace cudnnctl::ops {
+
+namespace mirror_files {
+
+// Reads a file DIR serves, if it is a regular file (never through a symlink, never blocking
+// on a FIFO: DIR may be writable by others, like /tmp).
+std::optional<std::string> read_served(const fs::path& path, size_t max_size) {
+  auto text = util::read_state_file(path, max_size);
+  return text ? std::optional<std::string>(std::move(*text)) : std::nullopt;
+}
+
+// Writes `content` to `path` atomically unless it already holds exactly that. True if written.
+// The temporary lives in `tmp_dir` (DIR/.cudnnctl/tmp), not beside `path`: a killed mirror
+// must not leave a file the web server offers (issue 14, B16).
+Result<bool> write_if_different(const fs::path& path, const fs::path& tmp_dir,
+                                const std::string& content) {
+  if (auto old = read_served(path, content.size() + 1); old && *old == content) {
+    return false;
+  }
+  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(path, tmp_dir, 0644));
+  TRY(file.write(content));
+  TRY(util::hook("mirror-before-publish"));
+  TRY(file.commit(util::Fsync::yes));
+  return true;
+}
+
+// Every directory on the way to `dir` is root's (or ours) and writable by nobody else, and
+// the missing ones are made here: nothing under DIR is reached through a name another user
+// planted (issue 14, B9). DIR itself may be sticky and world-writable, like /tmp.
+Status trusted_dirs(const fs::path& dir) {
+  TRY(util::walk_trusted("/", dir, "the mirror directory", util::Missing::create));
+  return {};
+}
+
+} // namespace mirror_files
 
 namespace {
 
@@ -166,28 +202,6 @@ bool verified_copy(Context& ctx, const fs::path& path, const manifest::Package& 
   return ok.has_value();
 }
 
-// Reads a file DIR serves, if it is a regular file (never through a symlink, never blocking
-// on a FIFO: DIR may be writable by others, like /tmp).
-std::optional<std::string> read_served(const fs::path& path, size_t max_size) {
-  auto text = util::read_state_file(path, max_size);
-  return text ? std::optional<std::string>(std::move(*text)) : std::nullopt;
-}
-
-// Writes `content` to `path` atomically unless it already holds exactly that. True if written.
-// The temporary lives in `tmp_dir` (DIR/.cudnnctl/tmp), not beside `path`: a killed mirror
-// must not leave a file the web server offers (issue 14, B16).
-Result<bool> write_if_different(const fs::path& path, const fs::path& tmp_dir,
-                                const std::string& content) {
-  if (auto old = read_served(path, content.size() + 1); old && *old == content) {
-    return false;
-  }
-  TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(path, tmp_dir, 0644));
-  TRY(file.write(content));
-  TRY(util::hook("mirror-before-publish"));
-  TRY(file.commit(util::Fsync::yes));
-  return true;
-}
-
 // Removes what an interrupted mirror left: every temporary in DIR/.cudnnctl/tmp, and (from
 // versions that wrote them beside their targets) ".redistrib_*.json.tmp.*" and
 // ".cudnnctl-pins.sha256.tmp.*" in DIR itself. Needs the mirror lock.
@@ -206,14 +220,6 @@ void sweep_temporaries(Context& ctx, const fs::path& to, const fs::path& tmp_dir
   }
 }
 
-// Every directory on the way to `dir` is root's (or ours) and writable by nobody else, and
-// the missing ones are made here: nothing under DIR is reached through a name another user
-// planted (issue 14, B9). DIR itself may be sticky and world-writable, like /tmp.
-Status trusted_dirs(const fs::path& dir) {
-  TRY(util::walk_trusted("/", dir, "the mirror directory", util::Missing::create));
-  return {};
-}
-
 // The pins file: the labels it held, plus the releases mirrored now, in version order.
 std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelease>& done) {
   std::map<manifest::Version, std::pair<std::string, std::string>> rows; // -> sha256, label
@@ -230,7 +236,9 @@ std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelea
   for (const auto& [version, row] : rows) {
     text += row.first + "  redistrib_" + row.second + ".json\n";
   }
-  return text;
+  // Repack sidecars (`mirror --repack`): a host installs a repack only when its sidecar's
+  // sha256 is pinned here.
+  return text + repack_pin_lines(old, done);
 }
 
 // The recall lists this host can vouch for: those of recalls.d that verified.
@@ -266,18 +274,18 @@ Status place_recalls(Context& ctx, const fs::path& to, const fs::path& tmp_dir,
   }
   const bool dry = ctx.dry_run();
   if (!dry) {
-    TRY(trusted_dirs(dir));
+    TRY(mirror_files::trusted_dirs(dir));
   }
   auto put = [&](const fs::path& path, const std::string& bytes) -> Result<bool> {
     if (dry) {
-      auto old = read_served(path, bytes.size() + 1);
+      auto old = mirror_files::read_served(path, bytes.size() + 1);
       bool differs = !(old && *old == bytes);
       if (differs) {
         ctx.action("would write " + path.string());
       }
       return differs;
     }
-    TRY_ASSIGN(bool written, write_if_different(path, tmp_dir, bytes));
+    TRY_ASSIGN(bool written, mirror_files::write_if_different(path, tmp_dir, bytes));
     if (written) {
       ctx.action("wrote " + path.string());
     }
@@ -320,7 +328,7 @@ namespace {
 
 // --dry-run: what would be downloaded and written.
 Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                 const manifest::PinSet& dir_pins, const recall::RecallSet& recalls,
+                 const manifest::PinSet& dir_pins, bool repack, const recall::RecallSet& recalls,
                  MirrorResult& out) {
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
@@ -335,14 +343,17 @@ Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
         out.downloaded_bytes += a.selection.package.size;
         ctx.action("would download " + a.urls.front() + " to " + dest.string());
       }
+      if (repack) {
+        TRY(place_repack(ctx, to, {}, a, out));
+      }
     }
-    auto old = read_served(to / r.file, r.bytes.size() + 1);
+    auto old = mirror_files::read_served(to / r.file, r.bytes.size() + 1);
     r.written = !(old && *old == r.bytes);
     if (r.written) {
       ctx.action("would write " + (to / r.file).string());
     }
   }
-  auto old = read_served(pins_file, 1 << 20);
+  auto old = mirror_files::read_served(pins_file, 1 << 20);
   if (!out.releases.empty() && !(old && *old == pins_text(dir_pins, out.releases))) {
     ctx.action("would write " + pins_file.string());
   }
@@ -356,7 +367,7 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
                      MirrorArchive& a, MirrorResult& out) {
   const auto& pkg = a.selection.package;
   TRY_ASSIGN(fs::path dest, dest_path(to, pkg.relative_path));
-  TRY(trusted_dirs(dest.parent_path()));
+  TRY(mirror_files::trusted_dirs(dest.parent_path()));
   if (verified_copy(ctx, dest, pkg)) {
     a.state = "present";
     ++out.present;
@@ -380,12 +391,12 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
 
 // Archives first, each manifest after its archives, the pins file after each manifest.
 Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                  const manifest::PinSet& dir_pins, const recall::RecallSet& recalls,
+                  const manifest::PinSet& dir_pins, bool repack, const recall::RecallSet& recalls,
                   MirrorResult& out) {
   const fs::path partial_dir = to / k_mirror_work_dir / "partial";
   const fs::path tmp_dir = to / k_mirror_work_dir / "tmp";
-  TRY(trusted_dirs(partial_dir));
-  TRY(trusted_dirs(tmp_dir));
+  TRY(mirror_files::trusted_dirs(partial_dir));
+  TRY(mirror_files::trusted_dirs(tmp_dir));
   auto timeout = std::chrono::milliseconds(static_cast<long>(ctx.lock_timeout() * 1000));
   TRY_ASSIGN(util::LockFile lock, util::LockFile::acquire(to / k_mirror_work_dir / "lock", timeout,
                                                           "cudnnctl " + ctx.opts().argv_line));
@@ -394,15 +405,18 @@ Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY(place_archive(ctx, to, partial_dir, a, out));
+      if (repack) {
+        TRY(place_repack(ctx, to, tmp_dir, a, out));
+      }
     }
     // The manifest last, byte for byte: it never names an archive that is not there.
-    TRY_ASSIGN(r.written, write_if_different(to / r.file, tmp_dir, r.bytes));
+    TRY_ASSIGN(r.written, mirror_files::write_if_different(to / r.file, tmp_dir, r.bytes));
     if (r.written) {
       ctx.action("wrote " + (to / r.file).string());
     }
     done.push_back(r);
     TRY_ASSIGN(bool pins_written,
-               write_if_different(pins_file, tmp_dir, pins_text(dir_pins, done)));
+               mirror_files::write_if_different(pins_file, tmp_dir, pins_text(dir_pins, done)));
     if (pins_written) {
       ctx.action("wrote " + pins_file.string());
     }
@@ -420,6 +434,14 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   }
   if (o.to.empty()) {
     return fail(ErrorCode::usage, "--to DIR is required");
+  }
+  if (o.repack && *o.repack != "zstd") {
+    return fail(ErrorCode::usage,
+                "unknown --repack format \"" + *o.repack + "\" (the only one is zstd)");
+  }
+  if (o.repack && !archive::compression_supported(archive::Compression::zstd)) {
+    return fail(ErrorCode::environment,
+                "--repack zstd: this libarchive cannot write zstd without an external program");
   }
   const fs::path to = fs::absolute(o.to).lexically_normal();
   const fs::path pins_file = to / k_mirror_pins_file;
@@ -467,9 +489,9 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   out.to = to.string();
   out.pins_file = pins_file.string();
   if (ctx.dry_run()) {
-    TRY(plan_only(ctx, to, pins_file, dir_pins, recalls, out));
+    TRY(plan_only(ctx, to, pins_file, dir_pins, o.repack.has_value(), recalls, out));
   } else {
-    TRY(mirror_all(ctx, to, pins_file, dir_pins, recalls, out));
+    TRY(mirror_all(ctx, to, pins_file, dir_pins, o.repack.has_value(), recalls, out));
   }
   out.completed = true;
   out.changed = !ctx.notes().actions().empty();

@@ -7,6 +7,7 @@
 #include "ops/context.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ inline constexpr const char* k_mirror_work_dir = ".cudnnctl";
 struct MirrorOptions {
   std::vector<std::string> versions; // release labels or full versions
   std::string to;                    // host path (never under --root)
+  std::optional<std::string> repack; // --repack FORMAT: "zstd" is the only one
+};
+
+// The repack of one archive (--repack zstd): DIR/<relative_path minus .tar.xz>.tar.zst and
+// DIR/cudnnctl-repack/<original sha256>.json.
+struct MirrorRepack {
+  std::string relative_path; // of the .tar.zst
+  std::string sha256;        // of the .tar.zst (unknown under --dry-run when not present)
+  uint64_t size = 0;
+  std::string sidecar; // "cudnnctl-repack/<original sha256>.json"
+  std::string sidecar_sha256;
+  std::string state; // "present", "written", "would write"
 };
 
 // One archive to place in DIR.
@@ -29,6 +42,7 @@ struct MirrorArchive {
   manifest::Selection selection;
   std::vector<std::string> urls; // beside the manifest first, then the other mirrors
   std::string state;             // "present", "downloaded", "would download"
+  std::optional<MirrorRepack> repack;
 };
 
 // One manifest to copy into DIR, with the archives selected from it.
@@ -61,6 +75,7 @@ struct MirrorResult : Outcome {
   int downloaded = 0; // or, under --dry-run, to download
   int present = 0;
   uint64_t downloaded_bytes = 0;
+  int repacked = 0;                           // repacks written (or, under --dry-run, to write)
   std::vector<MirrorRecallList> recall_lists; // carried lists
   std::vector<std::string> recalls_removed;   // DIR/cudnnctl-recalls files no longer carried
   std::string recalls_index;                  // DIR/cudnnctl-recalls/index, "" when none
@@ -79,6 +94,11 @@ struct MirrorResult : Outcome {
 // for every manifest mirrored into DIR so far) is rewritten. Files that already hold the
 // right bytes are not rewritten. Archives first, manifest last: a server never offers a
 // manifest whose archives are not there yet.
+// --repack zstd: after each archive is in place, its repack is written beside it (see
+// release/repack.hpp; kept when the sidecar names this archive and the .tar.zst matches the
+// sidecar) and its sidecar under DIR/cudnnctl-repack/, before the manifest; the pins file
+// then also pins every sidecar ("<sha256>  cudnnctl-repack/<original sha256>.json"). Sidecar
+// pins already in the pins file are kept. An unknown FORMAT: ErrorCode::usage.
 // Then the signed recall lists of <root>/etc/cudnnctl/recalls.d that verify (valid or
 // expired; others are warned about and not carried) are copied byte for byte, each with its
 // .sig, to DIR/cudnnctl-recalls/, and DIR/cudnnctl-recalls/index names them (one per line);

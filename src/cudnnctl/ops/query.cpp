@@ -3,6 +3,7 @@
 
 #include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
+#include "ops/adopt_scan.hpp"
 #include "ops/recalls.hpp"
 #include "store/history.hpp"
 #include "txn/recovery.hpp"
@@ -33,6 +34,11 @@ Status status(Context& ctx, StatusResult& out) {
              "finishes or undoes it");
   }
   out.dpkg = report_dpkg_cudnn(ctx); // apt-installed (and held) cuDNN packages
+  if (auto u = find_unmanaged(ctx)) {
+    out.unmanaged_home = u->home.string();
+    out.unmanaged_version = u->version;
+    out.unmanaged_files = u->files;
+  }
   return {};
 }
 

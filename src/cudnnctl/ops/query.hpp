@@ -24,6 +24,9 @@ struct StatusResult : Outcome {
   bool interrupted = false; // a journal is pending
   std::optional<std::string> loader_dropin;
   std::vector<DpkgPackage> dpkg;
+  std::optional<std::string> unmanaged_home; // a CUDA home with hand-made cuDNN files
+  std::string unmanaged_version;             // their version, when it can be told
+  size_t unmanaged_files = 0;
 };
 [[nodiscard]] Status status(Context& ctx, StatusResult& out);
 

@@ -4,6 +4,7 @@
 #include "doctor/compat.hpp"
 #include "doctor/hostfacts.hpp"
 #include "doctor/recommend.hpp"
+#include "gpu/inventory.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
 #include "manifest/pins.hpp"
@@ -30,6 +31,29 @@ Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) 
                                         *args.compute_capability + "\"");
     }
     in.compute_capability = *args.compute_capability;
+    in.gpus = {gpu::GpuFacts{0, "", *args.compute_capability}};
+    in.gpus_source = "--compute-capability";
+  } else if (auto inv =
+                 gpu::inventory(std::chrono::seconds(std::max(1, ctx.config().smoke_timeout)))) {
+    // The node's own GPUs by default (issue 17); none visible: no constraint.
+    std::vector<std::string> ccs;
+    for (const auto& g : inv->gpus) {
+      if (!g.compute_capability.empty() &&
+          std::find(ccs.begin(), ccs.end(), g.compute_capability) == ccs.end()) {
+        ccs.push_back(g.compute_capability);
+      }
+    }
+    if (!inv->gpus.empty()) {
+      in.gpus = inv->gpus;
+      in.compute_capability = util::join(ccs, ", ");
+      in.gpus_source =
+          "the node's " + std::to_string(inv->gpus.size()) + " GPU(s), cudnnctl-smoke --gpus";
+    } else {
+      ctx.info("no GPU visible (" + inv->report.message + "): no compute-capability constraint", 1);
+    }
+  } else {
+    ctx.warn("the node's GPUs not read: " + inv.error().message +
+             " (pass --compute-capability to constrain by GPU)");
   }
   if (ctx.opts().cuda) {
     in.cuda_major = *ctx.opts().cuda;

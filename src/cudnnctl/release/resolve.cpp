@@ -233,6 +233,7 @@ Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
   for (const auto& w : warnings) {
     notes.warn(w);
   }
+  r.bases = bases;
   for (const auto& base : bases) {
     std::string url = fetch::join_url(base, r.selection.package.relative_path);
     if (std::find(r.archive_urls.begin(), r.archive_urls.end(), url) == r.archive_urls.end()) {

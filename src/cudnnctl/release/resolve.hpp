@@ -47,6 +47,7 @@ struct Resolved {
   manifest::Selection selection;
   std::string manifest_source;           // URL or file the manifest came from
   std::vector<std::string> archive_urls; // mirrors in order
+  std::vector<std::string> bases;        // the mirror base URLs behind archive_urls, in order
 };
 
 // Checks that VERSION is a label (3 components) or a full version (4 components).

@@ -68,10 +68,10 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
        : key == "require_signed_recalls" ? c.require_signed_recalls
                                          : c.recalls_from_mirror) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
-               key == "cuda") {
+               key == "cuda" || key == "perf_gate") {
       auto n = as<int64_t>(e);
-      int64_t max = key == "cuda" ? 99 : 1000000;
-      int64_t min = key == "cuda" || key == "keep_generations" ? 1 : 0;
+      int64_t max = key == "cuda" ? 99 : key == "perf_gate" ? 100 : 1000000;
+      int64_t min = key == "cuda" || key == "keep_generations" || key == "perf_gate" ? 1 : 0;
       if (!n || *n < min || *n > max) {
         return type_error(
             ("an integer from " + std::to_string(min) + " to " + std::to_string(max)).c_str());
@@ -82,6 +82,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
         c.keep_generations = static_cast<int>(*n);
       } else if (key == "smoke_timeout") {
         c.smoke_timeout = static_cast<int>(*n);
+      } else if (key == "perf_gate") {
+        c.perf_gate = static_cast<int>(*n);
       } else {
         c.cuda = static_cast<int>(*n);
       }
@@ -90,7 +92,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
                   where(source, e) + "unknown key " + key +
                       " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
                       "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
-                      "require_signed_recalls, recalls_from_mirror)");
+                      "require_signed_recalls, recalls_from_mirror, perf_gate)");
     }
   }
   return c;

@@ -29,6 +29,7 @@ struct Config {
   double lock_timeout = 300;
   int keep_generations = 3;
   int smoke_timeout = 120;
+  std::optional<int> perf_gate; // percent: install --perf-gate PCT by default (gates/perfgate.hpp)
   bool manage_cuda_home = true;
 };
 

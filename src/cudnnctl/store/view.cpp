@@ -82,6 +82,13 @@ std::vector<const EntryInfo*> match_entries(const StoreView& view, const std::st
                                             std::optional<int> cuda,
                                             const std::optional<std::string>& platform) {
   std::vector<const EntryInfo*> out;
+  // The name `list` prints names one entry (two adopted builds of one version differ only
+  // in it).
+  for (const auto& e : view.entries) {
+    if (e.name == version_arg) {
+      return {&e};
+    }
+  }
   auto wanted = manifest::Version::parse(version_arg);
   if (!wanted) {
     return out;

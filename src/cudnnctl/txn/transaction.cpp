@@ -3,6 +3,7 @@
 #include "txn/transaction.hpp"
 
 #include "integrate/active.hpp"
+#include "integrate/home_links.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
 #include "store/view.hpp"
@@ -123,9 +124,9 @@ Transaction::Transaction(const Site& site, Journal journal, Intent::Kind kind, s
     : m_site(site), m_jr(std::move(journal)), m_kind(kind), m_context(std::move(context)) {}
 
 Transaction::Transaction(Transaction&& other) noexcept
-    : m_site(other.m_site), m_jr(std::move(other.m_jr)), m_kind(other.m_kind),
-      m_context(std::move(other.m_context)), m_state(other.m_state), m_written(other.m_written),
-      m_generating(other.m_generating) {
+    : m_site(other.m_site), m_jr(std::move(other.m_jr)), m_notes(std::move(other.m_notes)),
+      m_kind(other.m_kind), m_context(std::move(other.m_context)), m_state(other.m_state),
+      m_written(other.m_written), m_generating(other.m_generating) {
   other.m_state = State::done;
 }
 
@@ -276,6 +277,9 @@ Status Transaction::flip() {
     // The journal on disk already names the generation this switch goes to; recovery needs
     // no more to undo or roll forward.
     m_jr.phase = Phase::switching;
+    // A managed CUDA home the switch would leave without the new build's files: refused
+    // before the commit point (exit 4).
+    TRY(integrate::check_home_switch(m_site.layout, m_site.config, m_jr.entry));
     TRY(util::hook("before-switch"));
     // The commit point: after this rename every reader sees the new generation.
     TRY(point_current(m_jr.to_generation));
@@ -421,6 +425,16 @@ Status Transaction::deactivate(const std::string& result) {
   return {};
 }
 
+void Transaction::note(const std::string& key, const std::string& value) {
+  for (auto& [k, v] : m_notes) {
+    if (k == key) {
+      v = value;
+      return;
+    }
+  }
+  m_notes.emplace_back(key, value);
+}
+
 Status Transaction::record(const std::string& result, const std::string& message) {
   const auto& layout = m_site.layout;
   TRY(util::hook("before-commit"));
@@ -450,6 +464,9 @@ Status Transaction::record(const std::string& result, const std::string& message
   }
   if (!m_jr.entry.empty()) {
     rec["entry"] = m_jr.entry; // also when "to" is gone (an undone install)
+  }
+  for (const auto& [key, value] : m_notes) {
+    rec[key] = value;
   }
   // The history record is the commit record: once it is on disk the transaction is done,
   // and recovery only removes a journal whose txid it finds there (no second record).

@@ -151,6 +151,9 @@ public:
   [[nodiscard]] Status flip();
   // Passes a command's own step through; its failure aborts the transaction.
   [[nodiscard]] Status step(Status result);
+  // A fact of the command for its history record, as `key`: `value` (install: which form of
+  // the archive it installed and why). Set again: replaced.
+  void note(const std::string& key, const std::string& value);
   // Finishes what is left (a deletion, a deactivation), then appends the history record (the
   // commit record: from here on the transaction is done) and clears the journal. Failure before
   // the record: aborted like any failure after the flip. Hooks: before-commit, after-history.
@@ -181,6 +184,7 @@ private:
 
   Site m_site;
   Journal m_jr;
+  std::vector<std::pair<std::string, std::string>> m_notes; // note(): for the history record
   Intent::Kind m_kind;
   std::string m_context;
   State m_state = State::open;

@@ -164,6 +164,10 @@ bad "$R2" "--cuda 100" --cuda 100 install 9.1.0
 bad "$R2" "--lock-timeout -1" --lock-timeout -1 use 9.1.0
 bad "$R2" "--lock-timeout abc" --lock-timeout abc use 9.1.0
 bad "$R2" "--root relative" --root relative/path status
+bad "$R2" "--root missing (a typo must not create a tree)" --root "$R2/no-such-root" $M install 9.1.0
+bad "$R2" "--root missing, read-only command" --root "$R2/no-such-root" status
+bad "$R2" "--root a file" --root "$R2/etc/ld.so.conf" list
+bad "$R2" "rollback --to an unknown entry name" rollback --to 9.1.0.70-cuda12-linux-x86_64-adopted-deadbeef
 bad "$R2" "--prefix relative" --prefix opt/cudnn status
 bad "$R2" "--components bogus" $M install 9.27.0 --components bogus
 bad "$R2" "--components empty" $M install 9.27.0 --components ,

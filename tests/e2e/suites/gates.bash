@@ -43,18 +43,6 @@ ci() {
   cudnnctl --root "$root" --mirror "$URL/$mirror/" "$@"
 }
 
-# expect_error STRING: the --json error message ($OUT) contains STRING.
-expect_error() {
-  local msg
-  msg=$(json_get 'd["error"]["message"]')
-  grep -qF -- "$1" <<<"$msg" || fail "error message lacks '$1': $msg"
-}
-
-# expect_check NAME STATUS [FILE]: data.checks has exactly one NAME, with STATUS.
-expect_check() {
-  expect_json "[c['status'] for c in d['data']['checks'] if c['name'] == '$1']" "[\"$2\"]" "${3:-$OUT}"
-}
-
 # A root with a healthy generation 1 (9.1.0) to refuse things on top of.
 R=$(new_root)
 

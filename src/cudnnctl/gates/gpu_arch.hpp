@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compute-capability gate (issue 17): before anything is downloaded or switched, every
+// GPU the node shows (cudnnctl-smoke --gpus) is judged against the build's device code
+// (manifests/gpu_support.json through gpu::check_support). Kept apart from the toolkit and
+// driver checks of requirements.cpp, which calls it.
+#pragma once
+
+#include "gates/findings.hpp"
+#include "manifest/manifest.hpp"
+#include "util/result.hpp"
+
+#include <string>
+
+namespace cudnnctl::gates {
+
+// --- Interface ---
+
+// Records check "gpu-arch" and data.requirements.gpu_arch. Returns the refusal text (the
+// unsupported GPUs, each with its compute capability, the release and CUDA variant and what
+// to use instead), or "" when every visible GPU can run the build, no GPU is visible (said
+// at -v), no table row covers the build, or the GPU inventory could not be taken (a warning).
+// The caller turns a refusal into exit 7 unless --force.
+[[nodiscard]] std::string check_gpu_arch(Env& env, const manifest::Selection& selection,
+                                         Findings& out);
+
+// `use` of a stored entry: check_gpu_arch, its refusal as ErrorCode::requirement (exit 7),
+// or with --force a warning (check "compatibility" as install records it).
+[[nodiscard]] Status gate_gpu_arch(Env& env, const manifest::Selection& selection, Findings& out);
+
+} // namespace cudnnctl::gates

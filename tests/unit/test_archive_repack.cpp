@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// Repacks: the zstd reader, the sidecar (render, parse, the per-file check), sidecar pins,
+// and write_repack against a real xz archive.
+#include "archive_test_util.hpp"
+#include "manifest/pins.hpp"
+#include "release/repack.hpp"
+#include "release/sidecar.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cudnnctl;
+using namespace archive_test;
+
+namespace {
+
+const std::string k_repack_top = "cudnn-linux-x86_64-9.9.9.9_cuda12-archive";
+
+std::vector<TEntry> repack_tree() {
+  return {mk_dir(k_repack_top),
+          mk_dir(k_repack_top + "/lib"),
+          mk_file(k_repack_top + "/lib/libcudnn.so.9.9.9", "ELF data", 0755),
+          mk_symlink(k_repack_top + "/lib/libcudnn.so.9", "libcudnn.so.9.9.9"),
+          mk_dir(k_repack_top + "/include"),
+          mk_file(k_repack_top + "/include/cudnn.h", "#define CUDNN_MAJOR 9\n")};
+}
+
+struct RepackDir {
+  fs::path path = fs::temp_directory_path() / ("cudnnctl-repack-" + util::random_hex());
+  RepackDir() { fs::create_directories(path); }
+  ~RepackDir() { (void)util::remove_tree(path); }
+};
+
+manifest::Package repack_package(const fs::path& archive) {
+  manifest::Package pkg;
+  pkg.relative_path = "cudnn/linux-x86_64/" + k_repack_top + ".tar.xz";
+  pkg.size = fs::file_size(archive);
+  pkg.sha256 = *util::sha256_file(archive);
+  return pkg;
+}
+
+} // namespace
+
+TEST_CASE("the zstd reader extracts a tar.zst and refuses xz where zstd is expected", "[archive]") {
+  RepackDir d;
+  write_tar(d.path / "a.tar.zst", repack_tree(), Compression::zstd);
+  write_tar(d.path / "a.tar.xz", repack_tree(), Compression::xz);
+  archive::ExtractOptions o;
+  o.format = archive::ArchiveFormat::tar_zstd;
+  fs::create_directories(d.path / "z");
+  auto got = archive::extract_file(d.path / "a.tar.zst", d.path / "z", o);
+  REQUIRE(got);
+  CHECK(got->size() == 5);
+  CHECK(fs::is_symlink(d.path / "z/lib/libcudnn.so.9"));
+  fs::create_directories(d.path / "x");
+  auto wrong = archive::extract_file(d.path / "a.tar.xz", d.path / "x", o);
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().code == ErrorCode::integrity);
+  CHECK(wrong.error().message == "not a .tar.zst archive");
+  // And the other way round: install's xz reader refuses a zstd stream.
+  fs::create_directories(d.path / "y");
+  auto xz = archive::extract_file(d.path / "a.tar.zst", d.path / "y", {});
+  REQUIRE_FALSE(xz);
+  CHECK(xz.error().message == "not a .tar.xz archive");
+}
+
+TEST_CASE("write_repack: same entries as the original, sidecar round trip, per-file check",
+          "[archive]") {
+  RepackDir d;
+  const fs::path xz = d.path / (k_repack_top + ".tar.xz");
+  write_tar(xz, repack_tree(), Compression::xz);
+  const auto pkg = repack_package(xz);
+  const fs::path zst = d.path / "out" / (k_repack_top + ".tar.zst");
+  auto s = release::write_repack(xz, pkg, "cudnn/linux-x86_64/" + k_repack_top + ".tar.zst",
+                                 d.path / "work", d.path / "out", zst);
+  REQUIRE(s);
+  CHECK(s->repack_sha256 == *util::sha256_file(zst));
+  CHECK(s->repack_size == fs::file_size(zst));
+  CHECK(s->top == k_repack_top);
+  CHECK(s->entries.size() == 5);
+  CHECK(util::dir_names(d.path / "work").empty()); // the temporary tree is gone
+
+  auto parsed = release::parse_sidecar(release::render_sidecar(*s), "test");
+  REQUIRE(parsed);
+  CHECK(parsed->entries == s->entries);
+  CHECK(release::check_sidecar_names(*parsed, pkg, "test"));
+  manifest::Package other = pkg;
+  other.sha256 = std::string(64, 'e');
+  CHECK_FALSE(release::check_sidecar_names(*parsed, other, "test"));
+
+  // What the repack extracts to matches the sidecar; one changed digest does not.
+  archive::ExtractOptions o;
+  o.format = archive::ArchiveFormat::tar_zstd;
+  o.expected_top = k_repack_top;
+  fs::create_directories(d.path / "z");
+  auto got = archive::extract_file(zst, d.path / "z", o);
+  REQUIRE(got);
+  CHECK(release::check_extracted(*parsed, *got, {}));
+  auto lying = *parsed;
+  for (auto& e : lying.entries) {
+    if (e.path == "include/cudnn.h") {
+      e.sha256 = std::string(64, '0');
+    }
+  }
+  auto bad = release::check_extracted(lying, *got, {});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("include/cudnn.h") != std::string::npos);
+  // An entry the sidecar lists but the repack lacks (and is not excluded): refused.
+  auto more = *parsed;
+  more.entries.push_back({"lib/extra.so", "file", 0644, 1, std::string(64, '1'), ""});
+  CHECK_FALSE(release::check_extracted(more, *got, {}));
+  CHECK(release::check_extracted(
+      more, *got, [](std::string_view p, archive::EntryKind) { return p != "lib/extra.so"; }));
+}
+
+TEST_CASE("malformed sidecars are refused", "[archive]") {
+  CHECK_FALSE(release::parse_sidecar("[]", "t"));
+  CHECK_FALSE(release::parse_sidecar("{\"cudnnctl_repack\": 2}", "t"));
+  std::string ok =
+      R"({"cudnnctl_repack":1,"original":{"relative_path":"a.tar.xz","sha256":")" +
+      std::string(64, 'a') + R"(","size":1},"repack":{"relative_path":"../a.tar.zst","sha256":")" +
+      std::string(64, 'b') + R"(","size":1,"format":"tar.zst"},"top":"a","entries":[]})";
+  auto escaping = release::parse_sidecar(ok, "t");
+  REQUIRE_FALSE(escaping);
+  CHECK(escaping.error().code == ErrorCode::integrity);
+}
+
+TEST_CASE("sidecar pins sit beside manifest pins", "[pins]") {
+  const std::string orig(64, 'c');
+  const std::string side(64, 'd');
+  manifest::PinSet pins;
+  REQUIRE(pins.add(std::string(64, 'a') + "  redistrib_9.1.0.json\n" + side + "  cudnnctl-repack/" +
+                       orig + ".json\n",
+                   "site"));
+  REQUIRE(pins.find_repack(orig));
+  CHECK(pins.find_repack(orig)->sha256 == side);
+  CHECK(pins.find_repack(std::string(64, 'C'))); // hex compared case-insensitively
+  CHECK(pins.repack_originals() == std::vector<std::string>{orig});
+  CHECK(pins.labels() == std::vector<std::string>{"9.1.0"});
+  // A contradicting sidecar pin, and a malformed name, are refused (nothing added).
+  auto contra = pins.add(std::string(64, 'e') + "  cudnnctl-repack/" + orig + ".json\n", "other");
+  REQUIRE_FALSE(contra);
+  CHECK(contra.error().code == ErrorCode::usage);
+  CHECK_FALSE(pins.add(side + "  cudnnctl-repack/nothex.json\n", "bad"));
+  CHECK(manifest::repack_sidecar_name(std::string(64, 'C')) == "cudnnctl-repack/" + orig + ".json");
+}
