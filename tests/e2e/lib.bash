@@ -244,6 +244,22 @@ sys.stdout.write("".join(r + "\n" for _, r in rows))
 EOF
 }
 
+# ---- signed recall lists (docs/COMPAT.md) -------------------------------------------------
+
+# recall_keys NAME...: Ed25519 key pairs made by the openssl CLI, $KEYS/NAME.key (private) and
+# $KEYS/NAME.pem (public, for keys.d), with KEYS=$E2E_TMP/recall-keys.
+# sign NAME FILE: FILE.sig, NAME's raw signature of FILE's exact bytes.
+recall_keys() {
+  KEYS=$E2E_TMP/recall-keys
+  mkdir -p "$KEYS"
+  local k
+  for k in "$@"; do
+    openssl genpkey -algorithm ed25519 -out "$KEYS/$k.key" 2>/dev/null
+    openssl pkey -in "$KEYS/$k.key" -pubout -out "$KEYS/$k.pem" 2>/dev/null
+  done
+}
+sign() { openssl pkeyutl -sign -rawin -inkey "$KEYS/$1.key" -in "$2" -out "$2.sig"; }
+
 # ---- mirror --------------------------------------------------------------------------------
 
 # mkrelease ARGS...: tests/fixtures/mkrelease.py. mkmirror DIR: the standard test mirror.

@@ -251,3 +251,60 @@ TEST_CASE("recall: directories, names and an empty root", "[recall]") {
   CHECK_THAT(set->warnings()[0], Catch::Contains("orphan.json.sig has no list beside it"));
   CHECK(recall::today_utc().size() == 10);
 }
+
+TEST_CASE("recall: lists read elsewhere (a mirror) are checked like recalls.d's", "[recall]") {
+  fs::path root = fresh_root("extra");
+  Signer s(fs::current_path() / "keys-extra", "site");
+  s.install(root);
+  fs::path scratch = fs::current_path() / "recall-extra-scratch.json";
+  write(scratch, k_list);
+  s.sign(scratch);
+  const std::string text = read(scratch), sig = read(fs::path(scratch.string() + ".sig"));
+  const std::string url = "http://mirror/cudnnctl-recalls/site.json";
+
+  auto set = recall::load_recalls(root, lenient(), {{url, text, sig}});
+  REQUIRE(set);
+  REQUIRE(set->lists().size() == 1);
+  CHECK(set->lists()[0].state == recall::ListState::valid);
+  CHECK(set->lists()[0].text == text); // the verified bytes, for `mirror`
+  CHECK(set->lists()[0].signature == sig);
+  const auto* hit = set->find_recall("9.10.0.56", 12);
+  REQUIRE(hit);
+  CHECK(hit->list == url);
+  CHECK(recall::describe(*hit, "9.10.0.56", 12) ==
+        "cuDNN 9.10.0.56 (CUDA 12) is recalled: segfault in CI "
+        "(https://github.com/pytorch/pytorch/pull/168378) [recall list " +
+            url + "]");
+
+  // Changed after signing, unsigned, or a signature that could not be read: not applied.
+  std::string changed = text + " ";
+  auto bad = recall::load_recalls(root, lenient(), {{url, changed, sig}});
+  REQUIRE(bad);
+  CHECK(bad->lists()[0].state == recall::ListState::bad_signature);
+  CHECK(bad->lists()[0].text.empty());
+  CHECK(bad->recalls().empty());
+  auto none = recall::load_recalls(root, lenient(), {{url, text, std::nullopt}});
+  REQUIRE(none);
+  CHECK(none->lists()[0].state == recall::ListState::unsigned_list);
+  auto empty_sig = recall::load_recalls(root, lenient(), {{url, text, std::string()}});
+  REQUIRE(empty_sig);
+  CHECK(empty_sig->lists()[0].state == recall::ListState::bad_signature);
+  auto refused = recall::load_recalls(root, strict(), {{url, changed, sig}});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::integrity);
+  CHECK_THAT(refused.error().message, Catch::Contains(url));
+}
+
+TEST_CASE("recall: names a mirror's index may give", "[recall]") {
+  CHECK(recall::valid_list_name("site.json"));
+  CHECK(recall::valid_list_name("site-2026_01.json"));
+  CHECK_FALSE(recall::valid_list_name("../site.json"));
+  CHECK_FALSE(recall::valid_list_name("a/site.json"));
+  CHECK_FALSE(recall::valid_list_name(".site.json"));
+  CHECK_FALSE(recall::valid_list_name("site.txt"));
+  CHECK_FALSE(recall::valid_list_name(".json"));
+  std::string long_name(135, 'a');
+  long_name.replace(130, 5, ".json");
+  CHECK_FALSE(recall::valid_list_name(long_name));
+  CHECK_FALSE(recall::valid_list_name("si te.json"));
+}

@@ -41,7 +41,8 @@ void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
                  "Seconds to wait for another cudnnctl (default 300; 0 = fail at once)")
       ->check(CLI::Range(0.0, 86400.0));
   app.add_flag("--require-pin", g.require_pin, "Refuse manifests without a pin");
-  app.add_flag("--force", g.force, "Override compatibility refusals");
+  app.add_flag("--force", g.force,
+               "Override compatibility refusals (CUDA major, driver) and recall refusals");
   app.add_flag("-q,--quiet", g.quiet, "Print only errors");
   app.add_flag("-v,--verbose", g.verbose, "More diagnostics (repeatable)");
 }

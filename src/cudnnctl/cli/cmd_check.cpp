@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/render.hpp"
 #include "ops/check.hpp"
 
 #include <CLI/CLI.hpp>
@@ -38,6 +39,7 @@ void render(const ops::CheckResult& r, const ops::CheckOptions& options, Report&
   data["problems"] = r.problems;
   data["slot"] = r.slot;
   data["files_ok"] = r.files_ok;
+  data["recalled"] = r.recalled ? recall_json(*r.recalled) : json(nullptr);
   data["last_switch"] = r.last_switch ? json(*r.last_switch) : json(nullptr);
   data["smoke"] = smoke_json(r.smoke, r.smoke_ran);
   data["expect"] = options.expect ? json(*options.expect) : json(nullptr);

@@ -15,17 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-void render(const ops::DoctorResult& r, Report& report) {
-  report.outcome = r;
-  if (!r.report) {
-    return;
-  }
-  report.data() = doctor::to_json(*r.report);
-  for (auto& line : doctor::render_text(*r.report, std::string(doctor::cudnnctl_version()))) {
-    report.line(line);
-  }
-}
-
 json recall_lists_json(const recall::RecallSet& set) {
   json out = json::array();
   for (const auto& l : set.lists()) {
@@ -36,6 +25,19 @@ json recall_lists_json(const recall::RecallSet& set) {
                    {"recalls", l.recalls}});
   }
   return out;
+}
+
+void render(const ops::DoctorResult& r, Report& report) {
+  report.outcome = r;
+  if (!r.report) {
+    return;
+  }
+  report.data() = doctor::to_json(*r.report);
+  report.data()["recall_lists"] = r.recalls ? recall_lists_json(*r.recalls) : json(json::array());
+  report.data()["compat_overlays"] = r.compat ? json(r.compat->overlays) : json(json::array());
+  for (auto& line : doctor::render_text(*r.report, std::string(doctor::cudnnctl_version()))) {
+    report.line(line);
+  }
 }
 
 void render(const ops::RecommendResult& r, Report& report) {

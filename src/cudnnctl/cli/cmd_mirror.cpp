@@ -57,6 +57,16 @@ void render(const ops::MirrorResult& r, bool dry_run, Report& report) {
                 " archive(s)");
   }
   data["releases"] = list;
+  json lists = json::array();
+  for (const auto& l : r.recall_lists) {
+    lists.push_back(
+        {{"source", l.source}, {"file", l.file}, {"state", l.state}, {"written", l.written}});
+    report.line((dry_run ? "would carry recall list " : "carried recall list ") + l.source + " (" +
+                l.state + ") to " + l.file);
+  }
+  data["recalls_carried"] = lists;
+  data["recalls_index"] = r.recalls_index.empty() ? json(nullptr) : json(r.recalls_index);
+  data["recalls_removed"] = r.recalls_removed;
   data["downloaded"] = r.downloaded;
   data["present"] = r.present;
   data["downloaded_bytes"] = r.downloaded_bytes;
@@ -69,7 +79,7 @@ void render(const ops::MirrorResult& r, bool dry_run, Report& report) {
     report.line(std::to_string(r.repacked) +
                 (dry_run ? " repack(s) to write" : " repack(s) written (tar.zst + sidecar)"));
   }
-  if (!dry_run) {
+  if (!dry_run && !r.releases.empty()) {
     report.line("site pins: " + r.pins_file + " (copy it to /etc/cudnnctl/pins.d/ on every host)");
   }
 }
@@ -80,9 +90,10 @@ void register_mirror(CLI::App& app, Action& action) {
   auto o = std::make_shared<ops::MirrorOptions>();
   auto* cmd = app.add_subcommand(
       "mirror", "Copy releases into a directory laid out like NVIDIA's redist server");
-  cmd->add_option("VERSION", o->versions, "Release labels (9.2.0) or full versions (9.2.0.82)")
-      ->required()
-      ->expected(1, -1);
+  cmd->add_option("VERSION", o->versions,
+                  "Release labels (9.2.0) or full versions (9.2.0.82); none: only the recall "
+                  "lists")
+      ->expected(0, -1);
   cmd->add_option("--to", o->to, "Target directory (a host path, not under --root)")->required();
   cmd->add_option("--repack", o->repack,
                   "Also write a zstd repack of each archive (tar.zst beside it, sidecar in "
@@ -90,7 +101,9 @@ void register_mirror(CLI::App& app, Action& action) {
       ->type_name("zstd");
   cmd->footer("--platform P[,P...] or all (default: this machine); --cuda N (default: every CUDA "
               "variant). Writes DIR/redistrib_<label>.json byte for byte, the archives at their "
-              "relative_path, and DIR/cudnnctl-pins.sha256 for /etc/cudnnctl/pins.d/.");
+              "relative_path, DIR/cudnnctl-pins.sha256 for /etc/cudnnctl/pins.d/, and the signed "
+              "recall lists of /etc/cudnnctl/recalls.d with their .sig in DIR/cudnnctl-recalls/ "
+              "(hosts read them with recalls_from_mirror = true).");
   cmd->callback([o, &action] {
     action = [o](ops::Context& ctx, Report& report) {
       ops::MirrorResult r;

@@ -62,6 +62,14 @@ std::string describe_gpu(const smoke::GpuResult& g) {
 
 } // namespace
 
+json recall_json(const recall::Recall& r) {
+  return {{"version", r.version},
+          {"cuda", r.cuda ? json(*r.cuda) : json(nullptr)},
+          {"reason", r.reason},
+          {"url", r.url},
+          {"list", r.list}};
+}
+
 void put_findings(const gates::Findings& f, Report& report) {
   auto& data = report.data();
   if (!f.checks.empty()) {
@@ -73,6 +81,9 @@ void put_findings(const gates::Findings& f, Report& report) {
   }
   if (f.requirements.checked || f.requirements.gpus) {
     data["requirements"] = requirements_json(f.requirements);
+  }
+  if (f.recalled) {
+    data["recalled"] = recall_json(*f.recalled);
   }
   if (f.validation) {
     data["validation"] = {{"gate", f.validation->gate}, {"problems", f.validation->problems}};

@@ -15,7 +15,12 @@ namespace cudnnctl::cli {
 
 // --- Interface ---
 
-// data.checks (when any gate ran), data.requirements, data.validation, data.smoke.
+// A recall as JSON: {"version", "cuda" (null: every variant), "reason", "url", "list"} (the
+// recall entry's own fields: "version" is the release or build the list names).
+nlohmann::json recall_json(const recall::Recall& recall);
+
+// data.checks (when any gate ran), data.requirements, data.recalled, data.validation,
+// data.smoke.
 void put_findings(const gates::Findings& findings, Report& report);
 
 // "smoke test: GPU 0 (...): passed, ..." a line per GPU (or one line), when the test ran.

@@ -136,13 +136,13 @@ std::vector<std::string> leftovers(const RootFs& rootfs, const std::string& pref
 
 Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   RootFs rootfs(o.root);
-  const Compat& compat = builtin_compat();
+  const Compat& compat = o.compat ? *o.compat : builtin_compat();
   DoctorReport r;
   r.root = rootfs.root().string();
   std::string multiarch = machine_multiarch();
   LdConf ldconf = read_ld_so_conf(rootfs);
   LdCache cache = read_ld_cache(rootfs);
-  std::vector<Finding> early;
+  std::vector<Finding> early = o.preset;
   auto db = host::DpkgDb::load(rootfs.root());
   if (!db) {
     early.push_back({"dpkg-unreadable",
@@ -256,6 +256,9 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
   add_install_findings(r, ctx);
   add_runtime_findings(r, ctx);
   add_home_findings(r, ctx);
+  if (o.recalls) {
+    add_recall_findings(r, *o.recalls);
+  }
   sort_findings(r);
   return r;
 }

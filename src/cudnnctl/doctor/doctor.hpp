@@ -3,7 +3,9 @@
 // lock, loads no library into this process).
 #pragma once
 
+#include "doctor/compat.hpp"
 #include "doctor/model.hpp"
+#include "recall/recall.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
@@ -25,6 +27,12 @@ struct DoctorOptions {
   std::optional<std::string> conda_prefix;  // $CONDA_PREFIX
   std::filesystem::path proc_dir = "/proc"; // CUDNNCTL_TEST_PROC in tests
   std::optional<ToolkitFacts> cuda;         // the toolkit, detected by the caller
+  // The compatibility data with the site's compat.d overlay (nullptr: the built-in data).
+  const Compat* compat = nullptr;
+  // The signed recall lists (nullptr: none read): installs they name are findings.
+  const recall::RecallSet* recalls = nullptr;
+  // Findings the caller made while gathering these (an overlay or a list it could not use).
+  std::vector<Finding> preset;
 };
 
 // Everything doctor reports. Fails only on internal errors; problems of the system are

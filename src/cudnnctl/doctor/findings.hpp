@@ -8,6 +8,7 @@
 #include "doctor/ldconf.hpp"
 #include "doctor/model.hpp"
 #include "doctor/rootfs.hpp"
+#include "recall/recall.hpp"
 
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ void add_install_findings(DoctorReport& r, const FindingContext& ctx);
 void add_runtime_findings(DoctorReport& r, const FindingContext& ctx);
 // The CUDA home and the headers builds see (findings_home.cpp).
 void add_home_findings(DoctorReport& r, const FindingContext& ctx);
+// Installs a signed recall list names (findings_recall.cpp): cudnnctl's active entry is an
+// error, any other copy a warning.
+void add_recall_findings(DoctorReport& r, const recall::RecallSet& recalls);
 // Errors first, then warnings, then info; otherwise in the order found.
 void sort_findings(DoctorReport& r);
 

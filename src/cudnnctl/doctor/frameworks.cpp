@@ -11,6 +11,11 @@ namespace cudnnctl::doctor {
 
 namespace {
 
+// Where a row comes from, as the user can find it: the shipped data or the overlay file.
+std::string row_origin(const BuildRow& row) {
+  return row.origin == "built-in" ? "manifests/compat.json" : row.origin;
+}
+
 std::string normalize(std::string_view name) {
   std::string n(name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) {
@@ -121,8 +126,8 @@ std::optional<Framework> find_torch(const RootFs& rootfs, const std::string& sit
         f.expected = v->cudnn;
         f.expected_source = "torch " + row->versions_text + " " +
                             (v->wheel.empty() ? "CUDA " + v->cuda : v->wheel) +
-                            " wheels are built against cuDNN " + v->cudnn +
-                            " (manifests/compat.json: " + row->source + ")";
+                            " wheels are built against cuDNN " + v->cudnn + " (" +
+                            row_origin(*row) + ": " + row->source + ")";
       }
     }
   }
@@ -177,7 +182,7 @@ std::optional<Framework> find_tensorflow(const RootFs& rootfs, const std::string
   if (tv && (!cudnn || version_rule_ok(*cudnn, tv->cudnn))) {
     f.expected = tv->cudnn;
     f.expected_source = "TensorFlow " + f.version + " tested configuration cuDNN " + tv->cudnn +
-                        " / CUDA " + tv->cuda + " (manifests/compat.json: " + row->source + ")";
+                        " / CUDA " + tv->cuda + " (" + row_origin(*row) + ": " + row->source + ")";
   } else if (cudnn) {
     f.expected = *cudnn;
     f.expected_source = "'cudnn_version': '" + *cudnn + "' in " + info.string();

@@ -122,6 +122,7 @@ struct Builder {
       for (size_t i = before; i < out.installs.size(); ++i) {
         Install& inst = out.installs[i];
         inst.store_entry = e.name;
+        inst.store_version = e.version;
         if (!inst.version && !e.version.empty()) {
           inst.version = e.version;
           inst.version_source = "store entry metadata";

@@ -80,6 +80,7 @@ struct Install {
   std::string pip_dist, pip_version;
   std::string conda_env, conda_version;
   std::string store_entry;
+  std::string store_version; // the entry metadata's full version ("9.14.0.64"), "" if none
   std::vector<int> generations;
   bool active = false; // the entry cudnnctl's `current` names
 

@@ -6,6 +6,7 @@
 
 #include "gpu/support.hpp"
 #include "host/host.hpp"
+#include "recall/recall.hpp"
 #include "smoke/runner.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
@@ -70,6 +71,8 @@ struct Findings {
   std::optional<smoke::SmokeResult> smoke;
   std::optional<std::string> smoke_off;
   std::optional<PerfGate> perf_gate;
+  // The recall that named the build (the recall gate; under --force the build went ahead).
+  std::optional<recall::Recall> recalled;
 
   void check(std::string name, std::string status, std::string message) {
     checks.push_back({std::move(name), std::move(status), std::move(message)});

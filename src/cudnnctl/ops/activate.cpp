@@ -3,7 +3,9 @@
 
 #include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
+#include "gates/recall.hpp"
 #include "manifest/version.hpp"
+#include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -102,8 +104,11 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
   }
   const store::EntryInfo& e = *matches.front();
   if (const auto* active = view.active_entry(); !active || active->name != e.name) {
-    // The node's GPUs against the entry's device code, before the switch (exit 7, --force).
+    // A switch to a recalled build is refused like its install, and the node's GPUs are
+    // checked against the entry's device code, before the switch (exit 7, --force).
+    TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
     gates::Env env = gates_env(ctx);
+    TRY(gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings));
     TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);

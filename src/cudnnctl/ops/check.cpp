@@ -3,6 +3,7 @@
 
 #include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
+#include "ops/recalls.hpp"
 #include "smoke/runner.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
@@ -142,6 +143,15 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
       problem("the loader drop-in names " + (dropin->empty() ? "nothing" : *dropin) + ", not " +
               want);
     }
+    // A recall list naming the active build makes the node unhealthy (so does a list that
+    // require_signed_recalls refuses: the node cannot tell what is recalled).
+    if (auto recalls = load_site_recalls(ctx); !recalls) {
+      problem(recalls.error().message);
+    } else if (const auto* hit = recalls->find_recall(entry->version, entry->cuda_major)) {
+      r.recalled = *hit;
+      problem("active " + recall::describe(*hit, entry->version, entry->cuda_major) + "; " +
+              recall_fix(view, *entry, *recalls));
+    }
     if (options.expect && !expect_matches(ctx, view, *r.active, *options.expect)) {
       problem("active is " + r.active->version + " (generation " +
               std::to_string(r.active->generation) + "), expected " + *options.expect);
@@ -203,6 +213,8 @@ std::string prometheus_text(const CheckResult& r) {
          "1 when the active generation's files match what was installed (sizes, modes, links), "
          "else 0.",
          "", r.files_ok ? "1" : "0");
+  metric("cudnnctl_recalled", "1 when a signed recall list names the active build, else 0.", "",
+         r.recalled ? "1" : "0");
   if (r.last_switch) {
     metric("cudnnctl_last_switch_timestamp_seconds", "When the active generation was switched to.",
            "", check_number(*r.last_switch, 3));
@@ -228,6 +240,7 @@ std::string nfd_text(const CheckResult& r) {
     t += "cudnn.cuda=" + std::to_string(r.active->cuda) + "\n";
   }
   t += "cudnn.smoke=" + (r.smoke ? r.smoke->status : std::string("unknown")) + "\n";
+  t += std::string("cudnn.recalled=") + (r.recalled ? "true" : "false") + "\n";
   t += std::string("cudnn.healthy=") + (r.healthy ? "true" : "false") + "\n";
   return t;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ops/context.hpp"
+#include "recall/recall.hpp"
 
 #include <optional>
 #include <string>
@@ -44,8 +45,9 @@ struct CheckResult : Outcome {
   std::string reason; // the first problem (empty when healthy)
   std::vector<std::string> problems;
   std::string slot = k_primary_slot;
-  bool files_ok = false;             // the quick file check of the active generation
-  std::optional<double> last_switch; // mtime of <prefix>/current (Unix seconds)
+  bool files_ok = false;                  // the quick file check of the active generation
+  std::optional<recall::Recall> recalled; // the signed recall naming the active build
+  std::optional<double> last_switch;      // mtime of <prefix>/current (Unix seconds)
   std::optional<CheckSmoke> smoke;
   bool smoke_ran = false; // run by this check (else carried over, or none)
   double checked_at = 0;  // Unix seconds
@@ -54,18 +56,19 @@ struct CheckResult : Outcome {
 // Evaluates health without writing anything: an active generation; no interrupted
 // transaction; every recorded file, link and directory of the active store entry present
 // with its recorded kind, size, mode and link target (stat only: `verify` hashes);
-// nothing extra in it; the loader drop-in naming its lib/; `expect`; with `smoke`, the GPU
+// nothing extra in it; the loader drop-in naming its lib/; no signed recall list naming the
+// active build (and none refused under require_signed_recalls); `expect`; with `smoke`, the GPU
 // smoke test (failed is unhealthy; skipped, for lack of a usable GPU, is not). Errors only
 // when the store cannot be read at all.
 [[nodiscard]] Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& out);
 
 // node-exporter textfile text for `r` (cudnnctl_info{version,cuda,generation,slot} 1,
-// cudnnctl_healthy, cudnnctl_verify_ok, cudnnctl_last_switch_timestamp_seconds,
+// cudnnctl_healthy, cudnnctl_verify_ok, cudnnctl_recalled, cudnnctl_last_switch_timestamp_seconds,
 // cudnnctl_smoke_*, cudnnctl_check_timestamp_seconds).
 std::string prometheus_text(const CheckResult& r);
 
 // node-feature-discovery local feature file text: cudnn.version=, cudnn.major=, cudnn.cuda=,
-// cudnn.smoke= (passed, failed, skipped or unknown), cudnn.healthy=.
+// cudnn.smoke= (passed, failed, skipped or unknown), cudnn.recalled=, cudnn.healthy=.
 std::string nfd_text(const CheckResult& r);
 
 // The smoke result a previous prometheus_text() recorded, if it described `active`.

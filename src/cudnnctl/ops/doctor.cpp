@@ -6,6 +6,7 @@
 #include "gpu/inventory.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
+#include "ops/recalls.hpp"
 
 #include <cstdlib>
 
@@ -82,6 +83,29 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   o.proc_dir = host::proc_dir();
   if (auto tk = host::detect_cuda(ctx.opts().root, ctx.config().cuda_home)) {
     o.cuda = doctor::ToolkitFacts{tk->major, tk->minor, tk->home.string(), tk->source};
+  }
+  // The site's compat.d rows (what a framework build expects) and its recall lists. Doctor
+  // diagnoses broken hosts, so what cannot be used is a finding, not a refusal.
+  if (auto compat = doctor::load_compat(ctx.opts().root)) {
+    out.compat = std::move(*compat);
+    o.compat = &*out.compat;
+  } else {
+    o.preset.push_back({"compat-overlay-invalid",
+                        doctor::Severity::warning,
+                        compat.error().message + "; the built-in data is used instead",
+                        {"/etc/cudnnctl/compat.d"},
+                        "fix or remove the file (row format: docs/COMPAT.md)"});
+  }
+  if (auto recalls = load_site_recalls(ctx)) {
+    out.recalls = std::move(*recalls);
+    o.recalls = &*out.recalls;
+  } else {
+    o.preset.push_back({"recall-lists-refused",
+                        doctor::Severity::error,
+                        recalls.error().message,
+                        {recall::k_recalls_dir},
+                        "install current, correctly signed lists (docs/COMPAT.md), or set "
+                        "require_signed_recalls = false"});
   }
   TRY_ASSIGN(out.report, doctor::run_doctor(o));
   add_gpus(ctx, *out.report);

@@ -4,8 +4,10 @@
 // finds. Read-only: no lock, no state directory, no file written.
 #pragma once
 
+#include "doctor/compat.hpp"
 #include "doctor/model.hpp"
 #include "ops/context.hpp"
+#include "recall/recall.hpp"
 
 #include <optional>
 #include <string>
@@ -21,10 +23,16 @@ struct DoctorArgs {
 
 struct DoctorResult : Outcome {
   std::optional<doctor::DoctorReport> report; // inventory, resolution, findings
+  std::optional<doctor::Compat> compat;       // built-in data + compat.d, when it loaded
+  std::optional<recall::RecallSet> recalls;   // the recall lists, when they loaded
 };
 
 // Inventory, resolution and findings (the CLI prints doctor::to_json and doctor::render_text
-// of them). Any error-level finding: ErrorCode::problems (exit 8).
+// of them), with the site's compat.d overlay (a malformed one: warning finding
+// compat-overlay-invalid, built-in data used) and recall lists (an install they name:
+// finding recalled-release, an error for cudnnctl's active entry; lists refused under
+// require_signed_recalls: error finding recall-lists-refused). Any error-level finding:
+// ErrorCode::problems (exit 8).
 [[nodiscard]] Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out);
 
 } // namespace cudnnctl::ops

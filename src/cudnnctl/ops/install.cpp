@@ -4,10 +4,12 @@
 #include "archive/extract.hpp"
 #include "archive/naming.hpp"
 #include "fetch/fetch.hpp"
+#include "gates/recall.hpp"
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
 #include "manifest/pins.hpp"
 #include "ops/offline.hpp"
+#include "ops/recalls.hpp"
 #include "ops/search.hpp"
 #include "release/repack_source.hpp"
 #include "release/resolve.hpp"
@@ -337,7 +339,7 @@ Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
 std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
                                      const release::Target& target,
                                      const std::vector<std::string>& components,
-                                     InstallResult& out) {
+                                     const recall::RecallSet& recalls, InstallResult& out) {
   auto view = read_store(ctx);
   if (!view) {
     return fail(view.error());
@@ -363,6 +365,11 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
       out.described = store::describe(*e);
       out.active_generation = view->current;
       out.said = Switched::already_active;
+      if (const auto* hit = recalls.find_recall(e->version, e->cuda_major)) {
+        out.findings.recalled = *hit;
+        ctx.warn("the active " + recall::describe(*hit, e->version, e->cuda_major) +
+                 ": switch to another release (`cudnnctl use VERSION` or `cudnnctl rollback`)");
+      }
       return Status{};
     }
   }
@@ -377,6 +384,9 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   // --require-gpu): being in the store does not make it fit this host.
   manifest::Selection sel = selection_of(e);
   gates::Env env = gates_env(ctx);
+  if (auto ok = gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings); !ok) {
+    return ok;
+  }
   if (auto ok = gates::check_requirements(env, sel, o.demands(), out.findings); !ok) {
     return ok;
   }
@@ -461,8 +471,11 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
     // "latest", "9", "9.2": the newest release the mirrors offer for this CUDA and platform.
     TRY_ASSIGN(o.version, resolve_partial(ctx, o.version, target.platform, target.cuda));
   }
+  // Signed recall lists: read before anything is fetched or written (a list refused under
+  // require_signed_recalls stops the install here).
+  TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
   TRY(recover_pending(ctx)); // the store view below must not include a crashed install's entry
-  if (auto done = install_stored(ctx, o, target, components, out)) {
+  if (auto done = install_stored(ctx, o, target, components, recalls, out)) {
     return *done;
   }
   if (!target.cuda) {
@@ -491,6 +504,7 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
   out.platform = sel.platform;
   out.cuda = sel.cuda_major;
   gates::Env env = gates_env(ctx);
+  TRY(gates::check_recall(env, recalls, sel.version, sel.cuda_major, out.findings));
   TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
   if (ctx.dry_run()) {
     return install_dry_run(ctx, r, name, out);

@@ -8,6 +8,7 @@
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
 #include "ops/mirror_repack.hpp"
+#include "recall/recall.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -240,13 +241,95 @@ std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelea
   return text + repack_pin_lines(old, done);
 }
 
+// The recall lists this host can vouch for: those of recalls.d that verified.
+std::vector<const recall::ListStatus*> carried_lists(const recall::RecallSet& set) {
+  std::vector<const recall::ListStatus*> out;
+  for (const auto& l : set.lists()) {
+    if (l.state == recall::ListState::valid || l.state == recall::ListState::expired) {
+      out.push_back(&l);
+    }
+  }
+  return out;
+}
+
+std::string recalls_index_text(const std::vector<const recall::ListStatus*>& lists) {
+  std::string text =
+      "# Signed recall lists carried by `cudnnctl mirror` (each NAME.json has\n"
+      "# NAME.json.sig beside it). Hosts with recalls_from_mirror = true read them.\n";
+  for (const auto* l : lists) {
+    text += fs::path(l->path).filename().string() + "\n";
+  }
+  return text;
+}
+
+// DIR/cudnnctl-recalls: every carried list and signature, then the index, then what is no
+// longer carried removed. Under --dry-run, only what would happen. Needs the mirror lock
+// (not under --dry-run).
+Status place_recalls(Context& ctx, const fs::path& to, const fs::path& tmp_dir,
+                     const recall::RecallSet& set, MirrorResult& out) {
+  auto lists = carried_lists(set);
+  const fs::path dir = to / recall::k_mirror_recalls_dir;
+  if (lists.empty() && !util::exists_nofollow(dir)) {
+    return {};
+  }
+  const bool dry = ctx.dry_run();
+  if (!dry) {
+    TRY(mirror_files::trusted_dirs(dir));
+  }
+  auto put = [&](const fs::path& path, const std::string& bytes) -> Result<bool> {
+    if (dry) {
+      auto old = mirror_files::read_served(path, bytes.size() + 1);
+      bool differs = !(old && *old == bytes);
+      if (differs) {
+        ctx.action("would write " + path.string());
+      }
+      return differs;
+    }
+    TRY_ASSIGN(bool written, mirror_files::write_if_different(path, tmp_dir, bytes));
+    if (written) {
+      ctx.action("wrote " + path.string());
+    }
+    return written;
+  };
+  std::set<std::string> keep = {recall::k_mirror_recalls_index};
+  for (const auto* l : lists) {
+    const std::string name = fs::path(l->path).filename().string();
+    MirrorRecallList m{l->path, (dir / name).string(), recall::state_name(l->state), false};
+    // The signature first: a host never sees a new list beside the old list's signature
+    // for long (and if it does, the list only counts as badly signed until the next write).
+    TRY_ASSIGN(bool sig_written, put(dir / (name + ".sig"), l->signature));
+    TRY_ASSIGN(bool list_written, put(dir / name, l->text));
+    m.written = sig_written || list_written;
+    keep.insert(name);
+    keep.insert(name + ".sig");
+    out.recall_lists.push_back(std::move(m));
+  }
+  TRY(put(dir / recall::k_mirror_recalls_index, recalls_index_text(lists)));
+  out.recalls_index = (dir / recall::k_mirror_recalls_index).string();
+  for (const auto& n : util::dir_names(dir)) {
+    bool ours = n.ends_with(".json") || n.ends_with(".json.sig");
+    if (!ours || keep.count(n)) {
+      continue;
+    }
+    out.recalls_removed.push_back((dir / n).string());
+    if (dry) {
+      ctx.action("would remove " + (dir / n).string() + " (no longer in " + recall::k_recalls_dir +
+                 ")");
+    } else if (util::remove_file(dir / n)) {
+      ctx.action("removed " + (dir / n).string() + " (no longer in " + recall::k_recalls_dir + ")");
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 namespace {
 
 // --dry-run: what would be downloaded and written.
 Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                 const manifest::PinSet& dir_pins, bool repack, MirrorResult& out) {
+                 const manifest::PinSet& dir_pins, bool repack, const recall::RecallSet& recalls,
+                 MirrorResult& out) {
   for (auto& r : out.releases) {
     for (auto& a : r.archives) {
       TRY_ASSIGN(fs::path dest, dest_path(to, a.selection.package.relative_path));
@@ -271,10 +354,10 @@ Status plan_only(Context& ctx, const fs::path& to, const fs::path& pins_file,
     }
   }
   auto old = mirror_files::read_served(pins_file, 1 << 20);
-  if (!(old && *old == pins_text(dir_pins, out.releases))) {
+  if (!out.releases.empty() && !(old && *old == pins_text(dir_pins, out.releases))) {
     ctx.action("would write " + pins_file.string());
   }
-  return {};
+  return place_recalls(ctx, to, fs::path(), recalls, out);
 }
 
 // Places one archive in DIR: kept when a verified copy is there, else downloaded into the work
@@ -308,7 +391,8 @@ Status place_archive(Context& ctx, const fs::path& to, const fs::path& partial_d
 
 // Archives first, each manifest after its archives, the pins file after each manifest.
 Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
-                  const manifest::PinSet& dir_pins, bool repack, MirrorResult& out) {
+                  const manifest::PinSet& dir_pins, bool repack, const recall::RecallSet& recalls,
+                  MirrorResult& out) {
   const fs::path partial_dir = to / k_mirror_work_dir / "partial";
   const fs::path tmp_dir = to / k_mirror_work_dir / "tmp";
   TRY(mirror_files::trusted_dirs(partial_dir));
@@ -337,7 +421,7 @@ Status mirror_all(Context& ctx, const fs::path& to, const fs::path& pins_file,
       ctx.action("wrote " + pins_file.string());
     }
   }
-  return {};
+  return place_recalls(ctx, to, tmp_dir, recalls, out);
 }
 
 } // namespace
@@ -386,13 +470,28 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
       out.releases.push_back(std::move(r));
     }
   }
+  // The recall lists this host verifies (its own recalls.d only: a mirror passes on what its
+  // operator vouches for, never what another mirror served).
+  recall::Policy policy{ctx.config().require_signed_recalls, recall::today_utc()};
+  TRY_ASSIGN(recall::RecallSet recalls, recall::load_recalls(ctx.opts().root, policy));
+  for (const auto& w : recalls.warnings()) {
+    ctx.warn(w + " (not carried to the mirror)");
+  }
+  if (o.versions.empty()) {
+    if (carried_lists(recalls).empty() &&
+        !util::exists_nofollow(to / recall::k_mirror_recalls_dir)) {
+      return fail(ErrorCode::usage,
+                  "nothing to mirror: give one or more VERSIONs, or put signed recall lists in " +
+                      std::string(recall::k_recalls_dir) + " to carry them");
+    }
+  }
   out.planned = true;
   out.to = to.string();
   out.pins_file = pins_file.string();
   if (ctx.dry_run()) {
-    TRY(plan_only(ctx, to, pins_file, dir_pins, o.repack.has_value(), out));
+    TRY(plan_only(ctx, to, pins_file, dir_pins, o.repack.has_value(), recalls, out));
   } else {
-    TRY(mirror_all(ctx, to, pins_file, dir_pins, o.repack.has_value(), out));
+    TRY(mirror_all(ctx, to, pins_file, dir_pins, o.repack.has_value(), recalls, out));
   }
   out.completed = true;
   out.changed = !ctx.notes().actions().empty();

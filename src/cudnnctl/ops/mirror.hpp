@@ -58,6 +58,14 @@ struct MirrorRelease {
   bool written = false;
 };
 
+// One signed recall list carried into DIR/cudnnctl-recalls/ (from this host's recalls.d).
+struct MirrorRecallList {
+  std::string source; // /etc/cudnnctl/recalls.d/site.json
+  std::string file;   // DIR/cudnnctl-recalls/site.json
+  std::string state;  // "valid" or "expired" (only verified lists are carried)
+  bool written = false;
+};
+
 struct MirrorResult : Outcome {
   bool planned = false;   // every manifest fetched: `to` and `pins_file` are set
   bool completed = false; // every release mirrored (or, under --dry-run, planned)
@@ -67,7 +75,10 @@ struct MirrorResult : Outcome {
   int downloaded = 0; // or, under --dry-run, to download
   int present = 0;
   uint64_t downloaded_bytes = 0;
-  int repacked = 0; // repacks written (or, under --dry-run, to write)
+  int repacked = 0;                           // repacks written (or, under --dry-run, to write)
+  std::vector<MirrorRecallList> recall_lists; // carried lists
+  std::vector<std::string> recalls_removed;   // DIR/cudnnctl-recalls files no longer carried
+  std::string recalls_index;                  // DIR/cudnnctl-recalls/index, "" when none
 };
 
 // For each VERSION: fetches redistrib_<label>.json from the mirrors (--mirror, config,
@@ -88,6 +99,13 @@ struct MirrorResult : Outcome {
 // sidecar) and its sidecar under DIR/cudnnctl-repack/, before the manifest; the pins file
 // then also pins every sidecar ("<sha256>  cudnnctl-repack/<original sha256>.json"). Sidecar
 // pins already in the pins file are kept. An unknown FORMAT: ErrorCode::usage.
+// Then the signed recall lists of <root>/etc/cudnnctl/recalls.d that verify (valid or
+// expired; others are warned about and not carried) are copied byte for byte, each with its
+// .sig, to DIR/cudnnctl-recalls/, and DIR/cudnnctl-recalls/index names them (one per line);
+// lists that DIR carried before and this host no longer has are removed. Nothing is written
+// there while this host has no list and DIR has no cudnnctl-recalls/. Hosts with
+// `recalls_from_mirror = true` read them (ops/recalls.hpp). No VERSION: only the recall
+// lists (nothing to carry either: ErrorCode::usage).
 // Errors: usage (unknown version, platform or variant, --manifest given), network (3),
 // integrity (4), environment (1), busy (6: another `mirror` into the same DIR).
 // --dry-run: fetches the manifests, reports what would be downloaded, writes nothing.

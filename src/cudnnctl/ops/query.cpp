@@ -4,6 +4,7 @@
 #include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
 #include "ops/adopt_scan.hpp"
+#include "ops/recalls.hpp"
 #include "store/history.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
@@ -141,6 +142,15 @@ Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, Verif
   }
   out.entry = e->name;
   out.checked_files = e->files.size();
+  // A recalled build is a problem even when every byte matches what was installed.
+  TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
+  std::optional<std::string> recalled;
+  if (const auto* hit = recalls.find_recall(e->version, e->cuda_major)) {
+    out.findings.recalled = *hit;
+    recalled =
+        recall::describe(*hit, e->version, e->cuda_major) + "; " + recall_fix(view, *e, recalls);
+    problems.push_back(*recalled);
+  }
   if (smoke && problems.empty()) {
     // The GPU test only on files that still match what was installed.
     gates::Env env = gates_env(ctx);
@@ -154,6 +164,12 @@ Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, Verif
     out.findings.check("smoke", "skipped", "not run: the files do not match the installed build");
   }
   out.completed = true;
+  if (recalled) {
+    return fail(ErrorCode::problems,
+                *recalled + (problems.size() > 1
+                                 ? " (+" + std::to_string(problems.size() - 1) + " more problem(s))"
+                                 : ""));
+  }
   if (!problems.empty()) {
     return fail(ErrorCode::problems, std::to_string(problems.size()) + " problem(s) in " + e->name +
                                          "; reinstall it or roll back");

@@ -8,7 +8,7 @@
 #include "host/host.hpp"
 #include "host/inuse.hpp"
 #include "manifest/pins.hpp"
-#include "recall/recall.hpp"
+#include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -83,11 +83,7 @@ Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) 
   } else {
     ctx.warn("site pins not read: " + pins.error().message);
   }
-  recall::Policy policy{ctx.config().require_signed_recalls, recall::today_utc()};
-  TRY_ASSIGN(out.recalls, recall::load_recalls(root, policy));
-  for (const auto& w : out.recalls.warnings()) {
-    ctx.warn(w);
-  }
+  TRY_ASSIGN(out.recalls, load_site_recalls(ctx));
   in.recalls = &out.recalls;
   TRY_ASSIGN(out.recommendation, doctor::recommend(in, compat));
   if (out.recommendation->slots.empty()) {

@@ -170,6 +170,12 @@ Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::
   return out;
 }
 
+std::string describe(const Recall& r, const std::string& version, int cuda_major) {
+  return "cuDNN " + version + " (CUDA " + std::to_string(cuda_major) +
+         ") is recalled: " + r.reason + (r.url.empty() ? "" : " (" + r.url + ")") +
+         " [recall list " + r.list + "]";
+}
+
 std::string today_utc() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};

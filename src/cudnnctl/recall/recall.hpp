@@ -39,6 +39,10 @@ namespace cudnnctl::recall {
 
 inline constexpr const char* k_recalls_dir = "/etc/cudnnctl/recalls.d";
 inline constexpr const char* k_keys_dir = "/etc/cudnnctl/keys.d";
+// On a mirror: DIR/cudnnctl-recalls/{index,<name>.json,<name>.json.sig} (docs/COMPAT.md).
+inline constexpr const char* k_mirror_recalls_dir = "cudnnctl-recalls";
+inline constexpr const char* k_mirror_recalls_index = "index";
+inline constexpr size_t k_max_list_size = 4u << 20; // the largest list read
 
 struct Recall {
   std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build
@@ -64,6 +68,17 @@ struct ListStatus {
   std::string message; // one line saying what is wrong and what to do; "" when valid
   std::optional<std::string> expires;
   size_t recalls = 0; // entries applied from it
+  // valid and expired lists: the exact bytes that verified, and their signature (what
+  // `mirror` carries, so that it never copies bytes other than the ones it checked).
+  std::string text, signature;
+};
+
+// A list read from elsewhere than recalls.d (a mirror's cudnnctl-recalls/): `path` names it
+// (the URL); `signature` is nullopt when the source has no <name>.sig.
+struct ListText {
+  std::string path;
+  std::string text;
+  std::optional<std::string> signature;
 };
 
 struct Policy {
@@ -88,23 +103,34 @@ public:
   const std::vector<std::string>& warnings() const { return m_warnings; }
 
 private:
-  friend Result<RecallSet> load_recalls(const std::filesystem::path& root, const Policy& policy);
+  friend Result<RecallSet> load_recalls(const std::filesystem::path& root, const Policy& policy,
+                                        const std::vector<ListText>& extra);
   std::vector<Recall> m_recalls;
   std::vector<ListStatus> m_lists;
   std::vector<std::string> m_warnings;
 };
 
-// Reads keys.d and recalls.d under `root` and applies `policy`. A missing directory is no
-// list. Errors only under policy.require_signed (see above) or when a directory exists but
-// cannot be read (ErrorCode::environment).
+// Reads keys.d and recalls.d under `root`, then the `extra` lists (checked with the same
+// keys, the same rules), and applies `policy`. A missing directory is no list. Errors only
+// under policy.require_signed (see above) or when a directory exists but cannot be read
+// (ErrorCode::environment).
 [[nodiscard]] Result<RecallSet> load_recalls(const std::filesystem::path& root,
-                                             const Policy& policy);
+                                             const Policy& policy,
+                                             const std::vector<ListText>& extra = {});
+
+// Whether `name` may name a list in a mirror's index: "<name>.json" of letters, digits,
+// '.', '_' and '-', not starting with '.', at most 128 characters.
+bool valid_list_name(std::string_view name);
 
 // Parses one list's text (already verified). `path` names it in errors and in Recall::list.
 // Malformed: ErrorCode::usage "<path>: <what>".
 [[nodiscard]] Result<std::vector<Recall>>
 parse_recall_list(std::string_view text, const std::string& path,
                   std::optional<std::string>* expires = nullptr);
+
+// "cuDNN 9.10.0.56 (CUDA 12) is recalled: <reason> (<url>) [recall list <path>]": one line
+// naming the recall's reason, link and list, for refusals and findings.
+std::string describe(const Recall& r, const std::string& version, int cuda_major);
 
 // Today's date in UTC, "YYYY-MM-DD".
 std::string today_utc();

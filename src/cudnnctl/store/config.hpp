@@ -25,6 +25,7 @@ struct Config {
   std::optional<std::string> cacert;
   bool require_pin = false;
   bool require_signed_recalls = false; // unsigned or badly signed recall lists are errors
+  bool recalls_from_mirror = false;    // also read the mirrors' cudnnctl-recalls/ lists
   double lock_timeout = 300;
   int keep_generations = 3;
   int smoke_timeout = 120;

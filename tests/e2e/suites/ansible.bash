@@ -287,6 +287,36 @@ expect_eq "$RC" 2 "ansible-playbook exit status"
 expect_stats failures 1 h1
 expect_module '["msg"]' "/nonexistent/cudnnctl is not an executable: install cudnnctl first, or set cudnnctl_path" h1
 
+TEST "a signed recall list: the module fails with rc 7 and reports the recall; force installs it"
+command -v openssl >/dev/null || fail "the openssl CLI is needed to sign the recall list"
+{
+  recall_keys site
+  RR=${ROOT[h3]}
+  mkdir -p "$RR/etc/cudnnctl/keys.d" "$RR/etc/cudnnctl/recalls.d"
+  cp "$KEYS/site.pem" "$RR/etc/cudnnctl/keys.d/"
+  printf '{"schema": 1, "recalls": [{"version": "9.27.0.42", "reason": "bad build (test)", "url": "https://example.invalid/r"}]}\n' \
+    >"$RR/etc/cudnnctl/recalls.d/site.json"
+  sign site "$RR/etc/cudnnctl/recalls.d/site.json"
+  before=$(active_version h3)
+  play -e cudnn_version=9.27.0 --limit h3
+  expect_eq "$RC" 2 "ansible-playbook exit status"
+  expect_stats failures 1 h3
+  expect_module '["rc"]' 7 h3
+  expect_module '["error_code"]' requirement h3
+  expect_module '["recalled"]["reason"]' "bad build (test)" h3
+  expect_module '["recalled"]["list"]' /etc/cudnnctl/recalls.d/site.json h3
+  msg=$(module_result '["msg"]' h3)
+  case $msg in *"cuDNN 9.27.0.42 (CUDA 12) is recalled: bad build (test) (https://example.invalid/r)"*) ;;
+  *) fail "h3: msg does not name the recall: $msg" ;; esac
+  expect_active "$before" h3
+  # The module's force option: installed, and the recall still reported.
+  run ansible -i "$INV" h3 -M "$ANS/library" -m cudnnctl \
+    -a "version=9.27.0 cuda=12 root=$RR cudnnctl_path=$CUDNNCTL mirrors=$GOOD smoke=false force=true"
+  [ "$RC" -eq 0 ] || fail "ansible -m cudnnctl force=true exited $RC: $(head -c 600 "$OUT")"
+  grep -qF '"reason": "bad build (test)"' "$OUT" || fail "force=true: no recalled field in $(head -c 600 "$OUT")"
+  expect_active 9.27.0.42 h3
+}
+
 TEST "nothing was written outside the test's temporary directory"
 tree_snapshot "$ANS" >"$E2E_TMP/ans.after"
 cmp "$E2E_TMP/ans.before" "$E2E_TMP/ans.after" || fail "scripts/ansible changed: $(diff "$E2E_TMP/ans.before" "$E2E_TMP/ans.after" | head)"

@@ -385,3 +385,30 @@ run "$CUDNNCTL" doctor --root "$R"
 expect_rc 8
 expect_contains "$OUT" "ERROR   mixed-sublibrary-versions"
 expect_contains "$OUT" "Result: problems found (exit 8)"
+
+TEST "the site's compat.d overlay decides what a framework build expects; a malformed one is a warning"
+R=$(base_root)
+mk cudnn "$R" $MA 9.19.0 --layout apt
+mk ldconfig "$R"
+mk torch "$R" $SITE 2.13.0 --cuda 13.0 # no cuDNN pin in METADATA; 2.13 is not in the shipped data
+doctor "$R"
+expect_json '[c["expected"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' 9 # only the major its DT_NEEDED names
+expect_json 'd["data"]["compat_overlays"]' '[]'
+mkdir -p "$R/etc/cudnnctl/compat.d"
+cat >"$R/etc/cudnnctl/compat.d/50-torch.json" <<'JSON'
+{"schema": 2, "about": "our torch 2.13 wheels", "builds": [
+  {"framework": "torch", "versions": "==2.13.*",
+   "variants": [{"cuda": "13.0", "wheel": "cu130", "cudnn": "9.22.0.52"}],
+   "source": "site: built by the ML platform team"}]}
+JSON
+doctor "$R"
+expect_json '[c["expected"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' 9.22.0.52
+expect_json '[c["expected_source"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' \
+  "torch ==2.13.* cu130 wheels are built against cuDNN 9.22.0.52 (/etc/cudnnctl/compat.d/50-torch.json: site: built by the ML platform team)"
+expect_json 'd["data"]["compat_overlays"]' '["/etc/cudnnctl/compat.d/50-torch.json"]'
+echo '{"schema": 2, "builds": [{"framework": "torch", "versions": "==2.14.*", "source": "x"}]}' \
+  >"$R/etc/cudnnctl/compat.d/60-bad.json"
+doctor "$R"
+expect_json '[f["severity"] for f in d["data"]["findings"] if f["code"] == "compat-overlay-invalid"]' '["warning"]'
+expect_json '[f["message"] for f in d["data"]["findings"] if f["code"] == "compat-overlay-invalid"][0].startswith("compat overlay /etc/cudnnctl/compat.d/60-bad.json: builds[0]")' true
+expect_json '[c["expected"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' 9 # only the major its DT_NEEDED names

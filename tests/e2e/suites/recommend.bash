@@ -34,13 +34,7 @@ expect_message() { # NEEDLE: the --json error message contains it
 }
 
 # Keys and signatures as a site makes them (docs/COMPAT.md).
-KEYS=$E2E_TMP/keys
-mkdir -p "$KEYS"
-for k in site other; do
-  openssl genpkey -algorithm ed25519 -out "$KEYS/$k.key" 2>/dev/null
-  openssl pkey -in "$KEYS/$k.key" -pubout -out "$KEYS/$k.pem" 2>/dev/null
-done
-sign() { openssl pkeyutl -sign -rawin -inkey "$KEYS/$1.key" -in "$2" -out "$2.sig"; }
+recall_keys site other
 recall_root() { # a root trusting the "site" key, with LIST (JSON text) as recalls.d/NAME.json
   local r
   r=$(new_root)

@@ -88,6 +88,13 @@ options:
         passes C(--no-smoke).
     type: bool
     default: true
+  force:
+    description:
+      - Install or switch to a build that a signed recall list names, and past the CUDA
+        toolkit and driver refusals (C(--force)); each override is a warning. Without it a
+        recalled build fails the task with C(rc=7) and I(recalled).
+    type: bool
+    default: false
   require_pin:
     description:
       - Refuse manifests that have no pin (C(--require-pin)). Site pins live in
@@ -139,7 +146,7 @@ notes:
   - Exit codes of C(cudnnctl) are returned as I(rc) on failure (1 environment, 2 usage or bad
     input (for example removing the active version), 3 download failed on every mirror,
     4 integrity (checksum, pin, unsafe archive), 5 failed after the switch and rolled back,
-    6 busy, 7 refused by a requirement).
+    6 busy, 7 refused by a requirement or a signed recall list).
   - I(previous_version) and I(previous_generation) describe what was active before the task
     ran; I(rollback_version) and I(rollback_generation) what C(cudnnctl rollback) would switch
     to now.
@@ -262,6 +269,19 @@ interrupted_transaction:
   description: Whether an interrupted transaction waits for C(cudnnctl recover).
   returned: when I(state=query)
   type: bool
+recalled:
+  description: The signed recall list entry that names the build the task installed or
+    found active (with I(force)), or, on failure, the build it refused; null when none does.
+    Recall lists live in C(/etc/cudnnctl/recalls.d/) (or on the mirror, with
+    C(recalls_from_mirror = true)).
+  returned: always, and on failure when a recall refused the build
+  type: dict
+  contains:
+    version: {description: The release or build the list names, type: str}
+    cuda: {description: The CUDA major it is limited to, or null, type: int}
+    reason: {description: Why it is recalled, type: str}
+    url: {description: Where to read more, type: str}
+    list: {description: The list it comes from, type: str}
 rc:
   description: Exit code of the cudnnctl command that failed.
   returned: failure
@@ -332,6 +352,8 @@ class Cli(object):
             self.globals += ["--lock-timeout", repr(float(p["lock_timeout"]))]
         if p["require_pin"]:
             self.globals.append("--require-pin")
+        if p["force"]:
+            self.globals.append("--force")
         self.warnings = []
 
     def __call__(self, *args):
@@ -349,9 +371,12 @@ class Cli(object):
                 self.warnings.append(w)
         if rc != 0 or not result.get("ok", False):
             error = result.get("error") or {}
-            raise CudnnctlError(error.get("message") or "cudnnctl failed with exit %d" % rc,
-                                rc=rc if rc != 0 else 1, error_code=error.get("code"), cmd=cmd,
-                                stderr=err, actions=result.get("actions") or [])
+            details = dict(rc=rc if rc != 0 else 1, error_code=error.get("code"), cmd=cmd,
+                           stderr=err, actions=result.get("actions") or [])
+            recalled = (result.get("data") or {}).get("recalled")
+            if recalled:
+                details["recalled"] = recalled
+            raise CudnnctlError(error.get("message") or "cudnnctl failed with exit %d" % rc, **details)
         return result
 
 
@@ -424,6 +449,7 @@ def run_module():
             require_gpu=dict(type="bool", default=False),
             smoke=dict(type="bool", default=True),
             require_pin=dict(type="bool", default=False),
+            force=dict(type="bool", default=False),
             components=dict(type="list", elements="str", choices=["runtime", "headers", "static"]),
             keep_generations=dict(type="int"),
             cacert=dict(type="path"),
@@ -443,7 +469,7 @@ def run_module():
     cli = Cli(module)
     check = module.check_mode
     dry = ["--dry-run"] if check else []
-    result = dict(changed=False, actions=[])
+    result = dict(changed=False, actions=[], recalled=None)
     diff = None
 
     try:
@@ -470,6 +496,7 @@ def run_module():
             if p["require_gpu"]:
                 args.append("--require-gpu")
             res = cli(*args)
+            result["recalled"] = (res.get("data") or {}).get("recalled")
             if check and res.get("changed"):
                 # Nothing ran: the build comes from the plan; the generation number is chosen
                 # when the change runs, and its parent is what is active now.
