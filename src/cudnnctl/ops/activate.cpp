@@ -162,6 +162,26 @@ Result<int> rollback_plan(const store::StoreView& view, const std::optional<std:
   return *target;
 }
 
+// Rollback is the way out of a bad release, so a recalled target is a warning, never a
+// refusal, and a recall list that cannot be read does not stop it either.
+void warn_if_recalled(Context& ctx, const store::StoreView& view, int target) {
+  const auto* g = view.generation(target);
+  const auto* e = g ? view.entry(g->entry) : nullptr;
+  if (!e) {
+    return;
+  }
+  auto recalls = load_site_recalls(ctx);
+  if (!recalls) {
+    ctx.warn("recall lists not checked: " + recalls.error().full_message());
+    return;
+  }
+  if (const auto* hit = recalls->find_recall(e->version, e->cuda_major)) {
+    ctx.warn("rolling back to generation " + std::to_string(target) + ": " +
+             recall::describe(*hit, e->version, e->cuda_major) +
+             "; `cudnnctl check` reports it (exit 8) until another release is active");
+  }
+}
+
 } // namespace
 
 Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out) {
@@ -172,6 +192,7 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
     out.previous = gen_info(ctx, view, out.target);
     out.changed = out.target != *view.current;
     if (out.changed) {
+      warn_if_recalled(ctx, view, out.target);
       ctx.action("would switch to generation " + std::to_string(out.target));
     }
     out.said = RollbackResult::Said::would_roll_back;
@@ -198,6 +219,7 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
                                             "; run `cudnnctl verify`");
   }
   const int from = *view.current;
+  warn_if_recalled(ctx, view, out.target);
   TRY_ASSIGN(auto tx, txn::Transaction::begin(held, ctx.site(),
                                               txn::Intent::rollback(out.target, g->entry)));
   TRY(tx.flip()); // rollback: no post-switch checks

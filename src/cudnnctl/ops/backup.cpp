@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/backup.hpp"
 
+#include "gates/recall.hpp"
+#include "ops/recalls.hpp"
 #include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -161,6 +163,10 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
       return fail(ErrorCode::integrity, "backup " + file.string() + ": unknown component " + c);
     }
   }
+  // A backup of a recalled build is refused like its install (exit 7, --force), dry runs too.
+  TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
+  gates::Env env = gates_env(ctx);
+  TRY(gates::check_recall(env, recalls, meta.version, meta.cuda, out.findings));
   std::string name = restored_name(meta);
   out.file = file.string();
   out.entry = name;

@@ -122,6 +122,38 @@ cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "a refused use changed the pre
 expect_exit 0 cudnnctl --root "$R" --force use 9.14.0 --no-smoke
 expect_contains "$ERR" "--force: cuDNN 9.14.0.64 (CUDA 12) is recalled"
 
+TEST "rollback into a recalled generation warns and switches; restore of a recalled backup is exit 7"
+# The root above: 9.14.0.64 (recalled, forced) active. Rollback is the way out of a bad
+# release, so it is never refused; it says what it goes back to.
+expect_exit 0 cudnnctl --root "$R" backup --output "$E2E_TMP/recalled.tar.gz"
+expect_exit 0 cudnnctl --root "$R" use 9.1.0 --no-smoke
+expect_exit 0 cudnnctl --root "$R" --dry-run rollback
+expect_contains "$ERR" "is recalled: $REASON"
+expect_exit 0 cudnnctl --root "$R" --json rollback
+expect_json 'd["active"]["version"]' 9.14.0.64
+expect_json 'any(w.startswith("rolling back to generation ") and "9.14.0.64 (CUDA 12) is recalled" in w and "cudnnctl check" in w for w in d["warnings"])' true
+expect_exit 8 cudnnctl --root "$R" check
+# A recall list that cannot be trusted does not stop a rollback either.
+expect_exit 0 cudnnctl --root "$R" use 9.1.0 --no-smoke
+strict "$R"
+echo ' ' >>"$R/etc/cudnnctl/recalls.d/site.json"
+expect_exit 8 cudnnctl --root "$R" check # the list is refused: not a healthy node either
+expect_exit 0 cudnnctl --root "$R" rollback
+expect_contains "$ERR" "recall lists not checked"
+rm "$R/etc/cudnnctl/config.toml"
+sign site "$R/etc/cudnnctl/recalls.d/site.json"
+# restore activates what the backup holds: a recalled build is refused like use (dry runs too).
+expect_exit 0 cudnnctl --root "$R" use 9.1.0 --no-smoke
+tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/before"
+expect_exit 7 cudnnctl --root "$R" --json restore "$E2E_TMP/recalled.tar.gz"
+expect_json 'd["error"]["code"]' requirement
+expect_error "cuDNN 9.14.0.64 (CUDA 12) is recalled: $REASON"
+expect_exit 7 cudnnctl --root "$R" --dry-run restore "$E2E_TMP/recalled.tar.gz"
+tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/after"
+cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "a refused restore changed the prefix"
+expect_exit 0 cudnnctl --root "$R" --force --json restore "$E2E_TMP/recalled.tar.gz"
+expect_json 'd["active"]["version"]' 9.14.0.64
+
 TEST "bad signature: warned and ignored; refused (exit 4) under require_signed_recalls"
 R=$(recall_root other)
 expect_exit 0 ci "$R" --dry-run --json install 9.14.0
