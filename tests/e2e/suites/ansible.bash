@@ -309,11 +309,11 @@ command -v openssl >/dev/null || fail "the openssl CLI is needed to sign the rec
   case $msg in *"cuDNN 9.27.0.42 (CUDA 12) is recalled: bad build (test) (https://example.invalid/r)"*) ;;
   *) fail "h3: msg does not name the recall: $msg" ;; esac
   expect_active "$before" h3
-  # The module's force option: installed, and the recall still reported.
-  run ansible -i "$INV" h3 -M "$ANS/library" -m cudnnctl \
-    -a "version=9.27.0 cuda=12 root=$RR cudnnctl_path=$CUDNNCTL mirrors=$GOOD smoke=false force=true"
-  [ "$RC" -eq 0 ] || fail "ansible -m cudnnctl force=true exited $RC: $(head -c 600 "$OUT")"
-  grep -qF '"reason": "bad build (test)"' "$OUT" || fail "force=true: no recalled field in $(head -c 600 "$OUT")"
+  # The role's cudnn_force (the module's force option): installed, the recall still reported.
+  play -e cudnn_version=9.27.0 -e cudnn_force=true --limit h3
+  [ "$RC" -eq 0 ] || fail "ansible-playbook -e cudnn_force=true exited $RC"
+  expect_module '["changed"]' true h3
+  expect_module '["recalled"]["reason"]' "bad build (test)" h3
   expect_active 9.27.0.42 h3
 }
 
