@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Signed recall lists with real Ed25519 keys made at test time by the openssl CLI (genpkey,
 // pkey -pubout, pkeyutl -sign -rawin): good, bad and missing signatures, an unknown key, a
-// key of another type, expiry, malformed lists, version and full-version matching,
+// key of another type, expiry, malformed lists, version, full-version and range matching,
 // CUDA-specific recalls, and the require_signed_recalls policy.
 #include "recall/recall.hpp"
 #include "recall_test_util.hpp"
@@ -202,6 +202,8 @@ TEST_CASE("recall: expired and malformed lists", "[recall]") {
         R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": ""}]})",
         R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": "x", "cuda": "twelve"}]})",
         R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": "x", "severity": 1}]})",
+        R"({"schema": 1, "recalls": [{"version": ">=nine", "reason": "x"}]})",
+        R"({"schema": 1, "recalls": [{"version": ">=9.6,<9.5", "reason": "x"}]})",
     };
     int i = 0;
     for (const char* text : bad) {
@@ -219,6 +221,21 @@ TEST_CASE("recall: expired and malformed lists", "[recall]") {
       fs::remove(list_path(root, name));
       fs::remove(list_path(root, name).string() + ".sig");
     }
+  }
+  SECTION("a range, as pip writes one, recalls every build in it") {
+    put("range", R"({"schema": 1, "recalls": [
+                      {"version": ">=9.5.0,<9.6", "cuda": "12", "reason": "XLA autotune"},
+                      {"version": "==9.10.*", "reason": "segfault"}]})");
+    auto set = recall::load_recalls(root, strict());
+    REQUIRE(set);
+    CHECK(set->find_recall("9.5.0.50", 12));
+    CHECK(set->find_recall("9.5.1.17", 12));
+    CHECK_FALSE(set->find_recall("9.5.1.17", 13));
+    CHECK_FALSE(set->find_recall("9.6.0.74", 12));
+    CHECK_FALSE(set->find_recall("9.4.0.58", 12));
+    CHECK(set->find_recall("9.10.2.21", 13));
+    CHECK_FALSE(set->find_recall("9.1.0.70", 13));
+    CHECK_FALSE(set->find_recall("9.11.0.98", 13));
   }
   SECTION("a CUDA major given as a number is accepted") {
     put("num", R"({"schema": 1, "recalls": [{"version": "9.5.1", "cuda": 12, "reason": "x"}]})");

@@ -7,8 +7,8 @@
 // or overrides rows in <root>/etc/cudnnctl/compat.d/*.json (load_compat).
 #pragma once
 
-#include "doctor/specifier.hpp"
 #include "util/result.hpp"
+#include "util/specifier.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +19,18 @@
 #include <vector>
 
 namespace cudnnctl::doctor {
+
+// The specifier algebra lives in util/ (recall lists use it too); doctor's code names it
+// unqualified.
+using util::compare_keys;
+using util::key_text;
+using util::normalize_name;
+using util::parse_requirement;
+using util::parse_specifier;
+using util::parse_version_key;
+using util::Requirement;
+using util::VersionKey;
+using util::VersionSet;
 
 // --- Interface ---
 

@@ -3,6 +3,7 @@
 // list is signed data, so a field this version does not know is an error, not a silent
 // skip (a misspelt "expires" must not make a list live forever).
 #include "recall/recall.hpp"
+#include "util/specifier.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -36,8 +37,19 @@ bool valid_date(const std::string& d) {
   return y && m && day && *m >= 1 && *m <= 12 && *day >= 1 && *day <= 31;
 }
 
+// A recall's "version" written as a range, as pip writes one (">=9.5.0,<9.6", "==9.5.*",
+// "~=9.5.0"): it starts with an operator.
+bool is_range(std::string_view r) {
+  return !r.empty() && std::string_view("<>=!~").find(r.front()) != std::string_view::npos;
+}
+
 // Whether recall version `r` covers build `v` (see RecallSet::find_recall).
 bool covers(std::string_view r, std::string_view v) {
+  if (is_range(r)) {
+    auto set = util::parse_specifier(r); // checked when the list was read
+    auto key = util::parse_version_key(v);
+    return set && key && set->contains(*key);
+  }
   auto rp = components(r);
   auto vp = components(v);
   auto numbers_equal = [](const std::string& a, const std::string& b) {
@@ -134,10 +146,19 @@ Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::
       }
     }
     Recall r;
-    if (!e.contains("version") || !e["version"].is_string() ||
-        !numeric_version(e["version"].get<std::string>(), 3, 4)) {
-      return bad(where + "\"version\" must be a release (\"9.10.0\") or a full version "
-                         "(\"9.10.0.56\")");
+    const std::string forms = "\"version\" must be a release (\"9.10.0\"), a full version "
+                              "(\"9.10.0.56\") or a range (\">=9.5.0,<9.6\", \"==9.5.*\")";
+    if (!e.contains("version") || !e["version"].is_string()) {
+      return bad(where + forms);
+    }
+    if (std::string v = e["version"].get<std::string>(); is_range(v)) {
+      if (auto set = util::parse_specifier(v); !set) {
+        return bad(where + forms + ": " + set.error().message);
+      } else if (set->empty()) {
+        return bad(where + "\"version\" " + v + " admits no version");
+      }
+    } else if (!numeric_version(v, 3, 4)) {
+      return bad(where + forms);
     }
     r.version = e["version"].get<std::string>();
     if (e.contains("cuda")) {

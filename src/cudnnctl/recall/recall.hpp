@@ -3,7 +3,7 @@
 //
 // Format (DESIGN.md, "Recalls"): <root>/etc/cudnnctl/recalls.d/<name>.json =
 //   {"schema": 1, "expires": "YYYY-MM-DD" (optional),
-//    "recalls": [{"version": "9.10.0" | "9.10.0.56", "cuda": "12" (optional),
+//    "recalls": [{"version": "9.10.0" | "9.10.0.56" | ">=9.5.0,<9.6", "cuda": "12" (optional),
 //                 "reason": "...", "url": "..." (optional)}]}
 // valid only with <name>.json.sig beside it: the raw 64-byte Ed25519 signature of the file's
 // exact bytes (`openssl pkeyutl -sign -rawin`), by a PEM public key in
@@ -45,7 +45,8 @@ inline constexpr const char* k_mirror_recalls_index = "index";
 inline constexpr size_t k_max_list_size = 4u << 20; // the largest list read
 
 struct Recall {
-  std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build
+  std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build;
+                           // ">=9.5.0,<9.6" (util/specifier.hpp): every build in the range
   std::optional<int> cuda; // only builds for this CUDA major; nullopt: every variant
   std::string reason;
   std::string url;  // "" when the list gives none

@@ -3,7 +3,8 @@
 // `~=2.4`, `!=2.5.*`, `==2.4.*`, comma-separated ranges (`>=2.3,<2.6`), a local label
 // (`==2.3.1+cu118`), plus the legacy `NAME=VERSION` and `NAME@VERSION`. A specifier becomes a
 // VersionSet, a union of intervals over dotted versions, so that the data's rows (also written
-// as specifiers) and the user's request can be intersected. Pure: no I/O.
+// as specifiers) and the user's request can be intersected (doctor/compat), and recall lists
+// can name ranges (recall/). Pure: no I/O.
 #pragma once
 
 #include "util/result.hpp"
@@ -14,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cudnnctl::doctor {
+namespace cudnnctl::util {
 
 // --- Interface ---
 
@@ -84,4 +85,4 @@ struct Requirement {
 // PEP 503 normalization: lower case, each run of '-', '_', '.' becomes one '-'.
 std::string normalize_name(std::string_view name);
 
-} // namespace cudnnctl::doctor
+} // namespace cudnnctl::util
