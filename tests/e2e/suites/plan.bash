@@ -103,6 +103,15 @@ expect_exit 0 cudnnctl --root "$R3" "${MIRROR[@]}" install 9.27.0
 expect_eq "$(cat "$OUT" "$ERR" | grep -c 'smoke test.*skipped')" 1 "lines saying the smoke test was skipped"
 grep -q 'smoke test' "$OUT" && fail "the smoke skip is on stdout: $(cat "$OUT")"
 
+TEST "noise: doctor says soname-not-symlink once per file"
+RD=$(handmade_root)
+run cudnnctl --root "$RD" doctor
+[ "$RC" -eq 0 ] || [ "$RC" -eq 8 ] || fail "doctor exit $RC"
+for lib in libcudnn.so.9 libcudnn_ops.so.9 libcudnn_graph.so.9; do
+  expect_eq "$(grep -c "soname-not-symlink: /usr/local/cuda/lib64/$lib " "$OUT")" 1 "soname-not-symlink lines for $lib"
+done
+expect_contains "$OUT" "problem(s) in this directory: see the findings below"
+
 TEST "use and rollback --dry-run: generation, loader, CUDA-home links counted"
 expect_exit 0 cudnnctl --root "$R3" --dry-run use 8.9.7
 expect_contains "$OUT" "would create generation 4 (parent: generation 3)"
