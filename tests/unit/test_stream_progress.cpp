@@ -84,18 +84,30 @@ TEST_CASE("format_phase", "[stream][progress]") {
         "extract 10% 30.0 MiB of 300.0 MiB, 10.0 MiB/s, ETA 0:27");
 }
 
-TEST_CASE("format_bar_line follows the trailing phase and fits the width", "[stream][progress]") {
+TEST_CASE("format_bar_line follows the phase that drives and fits the width",
+          "[stream][progress]") {
   std::vector<PhaseState> ps{phase("download", 200 * k_mib, 400 * k_mib, 2),
                              phase("extract", 100 * k_mib, 400 * k_mib, 2)};
   const std::string line = format_bar_line(ps, 100);
   CHECK(line.size() <= 100);
-  CHECK(line.rfind("extract [", 0) == 0);
-  CHECK(line.find(" 25% 100.0 MiB/400.0 MiB 50.0 MiB/s ETA 0:06 | download 50%") !=
+  // The download drives the extraction (issue 19: the bar said "extract").
+  CHECK(line.rfind("download [", 0) == 0);
+  CHECK(line.find(" 50% 200.0 MiB/400.0 MiB 100.0 MiB/s ETA 0:02 | extract 25%") !=
         std::string::npos);
-  // The bar is a quarter full.
+  // The bar is half full.
   const auto open = line.find('['), close = line.find(']');
   const std::string cells = line.substr(open + 1, close - open - 1);
-  CHECK(std::count(cells.begin(), cells.end(), '#') == static_cast<long>(cells.size() / 4));
+  CHECK(std::count(cells.begin(), cells.end(), '#') == static_cast<long>(cells.size() / 2));
+  SECTION("once the download is done, the extraction it left behind") {
+    ps[0].done = ps[0].total;
+    ps[0].finished = true;
+    CHECK(format_bar_line(ps, 100).rfind("extract [", 0) == 0);
+    ps[1].done = ps[1].total;
+    ps[1].finished = true;
+    CHECK(format_bar_line(ps, 100).rfind("extract [", 0) == 0);
+    CHECK(format_totals(ps) ==
+          "download 400.0 MiB in 0:02, 200.0 MiB/s; extract 400.0 MiB in 0:02, 200.0 MiB/s");
+  }
   SECTION("a narrow terminal drops the bar, then cuts the line") {
     CHECK(format_bar_line(ps, 60).find('[') == std::string::npos);
     CHECK(format_bar_line(ps, 20).size() == 20);
@@ -152,10 +164,13 @@ TEST_CASE("Progress styles", "[stream][progress]") {
     p.update(0, 51 * k_mib, 100 * k_mib);
     now += 1;
     p.update(0, 100 * k_mib, 100 * k_mib);
+    p.complete(0);
     p.finish(true);
     const std::string text = out.text();
-    CHECK(std::count(text.begin(), text.end(), '\r') == 3); // t=0, t=1, t=2.01
+    // t=0, t=1, t=2.01, the completion, and the total that replaces the bar.
+    CHECK(std::count(text.begin(), text.end(), '\r') == 5);
     CHECK(text.find("51.0 MiB") == std::string::npos);
+    CHECK(text.find("\rdownload 100.0 MiB in 0:02, ") != std::string::npos);
     CHECK(text.back() == '\n');
   }
   SECTION("a stream that starts again from 0 restarts the rate") {

@@ -6,6 +6,7 @@
 #include "fetch/fetch.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
+#include "ops/plan.hpp"
 #include "ops/version.hpp"
 #include "release/catalog.hpp"
 #include "txn/transaction.hpp"
@@ -13,6 +14,7 @@
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -253,6 +255,17 @@ void register_help(CLI::App& app, Action& action) {
   });
 }
 
+// The commands that end with a summary line when they changed something (ops/plan.hpp).
+bool is_mutating(const std::string& command) {
+  for (const char* c :
+       {"install", "use", "rollback", "adopt", "remove", "gc", "restore", "recover", "purge"}) {
+    if (command == c) {
+      return true;
+    }
+  }
+  return false;
+}
+
 int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   Report report;
   report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
@@ -262,6 +275,7 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   }
   // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
   util::install_interrupt_handlers(ctx->layout().journal_file());
+  const auto t0 = std::chrono::steady_clock::now();
   Status status = action(*ctx, report);
   std::optional<Error> error;
   if (!status) {
@@ -271,6 +285,10 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
     if (!report.outcome.active) {
       (void)ops::fill_active(*ctx, report.outcome);
     }
+  }
+  if (!error && !g.json && !g.dry_run && report.outcome.changed && is_mutating(report.command)) {
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    report.line(ops::summary_line(*ctx, report.outcome, dt.count()));
   }
   return print_outcome(g.json, g.quiet, report, &ctx->notes(), error);
 }

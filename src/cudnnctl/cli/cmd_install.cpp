@@ -51,10 +51,7 @@ void render(const ops::InstallResult& r, Report& report) {
                        {"entry", a->entry},
                        {"generation", a->generation ? nlohmann::json(*a->generation) : nullptr},
                        {"backup", a->backup}};
-    report.line("adopted cuDNN " + a->version + " from " + a->home + " (" +
-                std::to_string(a->files) + " files) as generation " +
-                std::to_string(a->generation.value_or(0)) + "; originals backed up to " +
-                a->backup);
+    // Said as a step when it happened, before the install's own (ops/adopt.cpp).
   }
   switch (r.install_said) {
   case ops::InstallResult::Said::would_install:

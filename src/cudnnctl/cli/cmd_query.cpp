@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,7 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   data["generations"] = r.generations;
   data["installed"] = r.installed;
   data["interrupted_transaction"] = r.interrupted;
+  data["in_progress"] = r.in_progress ? json(*r.in_progress) : json(nullptr);
   data["rollback_available"] = r.previous.has_value();
   data["loader_dropin"] = r.loader_dropin ? json(*r.loader_dropin) : json(nullptr);
   if (r.active) {
@@ -36,6 +38,9 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
     report.line("rollback: cuDNN " + r.previous->version + " (CUDA " +
                 std::to_string(r.previous->cuda) + "), generation " +
                 std::to_string(r.previous->generation));
+  }
+  if (r.in_progress) {
+    report.line("running:  " + *r.in_progress);
   }
   report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
               std::to_string(r.generations) + " generation(s)");
@@ -103,6 +108,31 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
   report.data()["generations"] = generations;
 }
 
+// The command of a history record as a person reads it: the argv without the global options
+// that say where and how cudnnctl ran (--root, --mirror, --json, -v...), which --json keeps.
+std::string short_argv(const std::string& argv) {
+  static const std::vector<std::string> with_value = {"--root", "--mirror", "--cacert",
+                                                      "--lock-timeout"};
+  static const std::vector<std::string> flags = {"--json", "-q",   "--quiet",  "-v",
+                                                 "-vv",    "-vvv", "--verbose"};
+  std::vector<std::string> kept;
+  auto words = util::split(argv, ' ');
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    auto in = [&](const std::vector<std::string>& list) {
+      return std::find(list.begin(), list.end(), w) != list.end();
+    };
+    bool valued = std::any_of(with_value.begin(), with_value.end(),
+                              [&](const std::string& o) { return w.starts_with(o + "="); });
+    if (in(with_value)) {
+      ++i; // and its value
+    } else if (!valued && !in(flags) && !w.empty()) {
+      kept.push_back(w);
+    }
+  }
+  return util::join(kept, " ");
+}
+
 void render(const ops::HistoryResult& r, Report& report) {
   report.outcome = r;
   report.data()["history"] = r.records;
@@ -118,8 +148,10 @@ void render(const ops::HistoryResult& r, Report& report) {
   };
   for (const auto& rec : r.records) {
     std::string line = rec.value("time", "?") + "  " +
-                       rec.value("argv", rec.value("command", "?")) + "  " +
-                       rec.value("result", "?");
+                       (rec.contains("argv") && rec["argv"].is_string()
+                            ? short_argv(rec["argv"].get<std::string>())
+                            : rec.value("command", "?")) +
+                       "  " + rec.value("result", "?");
     if (rec.contains("from") || rec.contains("to")) {
       line += "  " + ref(rec.value("from", json())) + " -> " + ref(rec.value("to", json()));
     }

@@ -77,6 +77,22 @@ int print_outcome(bool as_json, bool quiet, const Report& report, const util::No
         << std::endl;
   } else {
     if (!quiet || error) {
+      if (notes && notes->style().dry_run) {
+        // The plan: the steps the command would take, in order (the same list as the JSON
+        // "actions"), with what -v adds.
+        const auto& steps = notes->steps();
+        if (!steps.empty()) {
+          std::cout << "plan (--dry-run: nothing is changed):\n";
+        }
+        for (size_t i = 0; i < steps.size(); ++i) {
+          std::cout << "  " << i + 1 << ". " << steps[i].text << "\n";
+          if (notes->style().verbose >= 1) {
+            for (const auto& d : steps[i].detail) {
+              std::cout << "       " << d << "\n";
+            }
+          }
+        }
+      }
       for (const auto& line : report.lines) {
         std::cout << line << "\n";
       }

@@ -42,7 +42,8 @@ nlohmann::json report_json(const Report& report, const util::Notes* notes,
                            const std::optional<Error>& error);
 
 // Prints the outcome (JSON on stdout, or human lines on stdout and the error on stderr) and
-// returns the exit code.
+// returns the exit code. Under --dry-run the human lines start with the plan: the steps of
+// `notes`, numbered, their detail under -v.
 int print_outcome(bool json, bool quiet, const Report& report, const util::Notes* notes,
                   const std::optional<Error>& error);
 

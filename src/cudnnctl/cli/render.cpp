@@ -116,7 +116,8 @@ void smoke_lines(const gates::Findings& f, Report& report) {
   for (const auto& g : f.smoke->gpus) {
     report.line("smoke test: " + describe_gpu(g));
   }
-  if (f.smoke->gpus.empty()) {
+  // A skipped test was said once, by its warning on stderr (issue 19: not twice).
+  if (f.smoke->gpus.empty() && f.smoke->outcome != smoke::Outcome::skipped) {
     report.line(std::string("smoke test: ") + smoke::outcome_name(f.smoke->outcome) + ": " +
                 f.smoke->message);
   }

@@ -95,8 +95,11 @@ void render_install(std::vector<std::string>& out, const Install& i) {
     subs += "; versions agree";
   }
   out.push_back(subs);
-  for (const auto& p : i.problems) {
-    out.push_back("      problem: " + p.kind + ": " + p.path + " " + p.detail);
+  // Each problem is a finding (findings.cpp, add_install_findings), printed once below with
+  // its fix (issue 19: not twice per file); here only how many.
+  if (!i.problems.empty()) {
+    out.push_back("      " + std::to_string(i.problems.size()) +
+                  " problem(s) in this directory: see the findings below");
   }
 }
 

@@ -21,7 +21,12 @@ Status integrate_active(const store::Layout& layout, const store::Config& config
   for (const auto& w : loader_config_warnings(layout)) {
     notes.warn(w);
   }
-  return run_ldconfig(layout);
+  TRY(run_ldconfig(layout));
+  notes.action(entry ? "loader drop-in " + layout.ld_conf_dropin().string() + " names " +
+                           (layout.sys_entry_dir(*entry) / "lib").string() + "; ran ldconfig"
+                     : "removed the loader drop-in " + layout.ld_conf_dropin().string() +
+                           "; ran ldconfig");
+  return {};
 }
 
 } // namespace cudnnctl::integrate

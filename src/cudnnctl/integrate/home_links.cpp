@@ -4,6 +4,7 @@
 #include "host/dpkg_owned.hpp"
 #include "integrate/pkgconfig.hpp"
 #include "store/generations.hpp"
+#include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
@@ -270,6 +271,39 @@ Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                  " removed in " + util::join(as_strings(t.dirs), ", "));
   }
   return record_dirs(layout, state, as_strings(plan.linked_dirs));
+}
+
+Result<std::optional<HomePreview>> preview_cuda_home(const store::Layout& layout,
+                                                     const store::Config& config,
+                                                     const std::string& entry) {
+  if (!config.manage_cuda_home) {
+    return std::nullopt;
+  }
+  TRY_ASSIGN(HomeState state, read_home_state(layout));
+  HomeTargets t = home_targets(layout, config, state);
+  if (t.dirs.empty()) {
+    return std::nullopt;
+  }
+  HomePreview p;
+  p.dirs = as_strings(t.dirs);
+  if (!util::exists_nofollow(layout.entry_dir(entry))) {
+    return p; // a new entry: which names it offers is known once it is extracted
+  }
+  TRY_ASSIGN(store::EntryInfo info, store::read_entry(layout, entry));
+  util::Notes quiet(util::NoteStyle{.human = false});
+  TRY_ASSIGN(auto listings, list_dirs(layout, t.dirs, state, quiet, false));
+  auto plan = plan_links(layout, entry, wanted_links(layout, info, t.inc, t.lib), listings);
+  p.counted = true;
+  for (const auto& op : plan.ops) {
+    if (op.kind == LinkOp::Kind::link) {
+      p.linked++;
+      p.ops.push_back(op.path.string() + " -> " + op.target);
+    } else {
+      p.removed++;
+      p.ops.push_back("remove " + op.path.string());
+    }
+  }
+  return p;
 }
 
 } // namespace cudnnctl::integrate

@@ -26,6 +26,19 @@ namespace cudnnctl::integrate {
 [[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                                     const std::optional<std::string>& entry, util::Notes& notes);
 
+// What the CUDA-home step of a switch to `entry` would do (--dry-run plans), read-only.
+struct HomePreview {
+  std::vector<std::string> dirs; // the CUDA-home directories the step looks at
+  bool counted = false;          // false: `entry` is not in the store yet (no counts)
+  size_t linked = 0;             // links made or repointed
+  size_t removed = 0;            // stale links removed
+  std::vector<std::string> ops;  // "DIR/NAME -> TARGET", "remove DIR/NAME"
+};
+// nullopt when the step does nothing: manage_cuda_home = false, or no CUDA home.
+[[nodiscard]] Result<std::optional<HomePreview>> preview_cuda_home(const store::Layout& layout,
+                                                                   const store::Config& config,
+                                                                   const std::string& entry);
+
 // Before a switch to `entry` (the transaction's flip calls it before `current` moves): a
 // CUDA-home directory cudnnctl manages (it held our links, or adopted originals came from it)
 // that the switch would leave without `entry`'s libraries or headers, because it now holds

@@ -5,6 +5,7 @@
 #include "gates/postswitch.hpp"
 #include "gates/recall.hpp"
 #include "manifest/version.hpp"
+#include "ops/plan.hpp"
 #include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -58,7 +59,8 @@ Status activate_entry(Context& ctx, const std::string& name, const std::string& 
     const auto* active = view.active_entry();
     out.changed = !(active && active->name == name);
     if (out.changed) {
-      ctx.action("would activate " + name + " as a new generation");
+      TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
+      TRY(plan_switch(ctx, name, n, demands));
     }
     out.said = out.changed ? Switched::would_activate : Switched::would_not_change;
     return {};
@@ -193,7 +195,11 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
     out.changed = out.target != *view.current;
     if (out.changed) {
       warn_if_recalled(ctx, view, out.target);
-      ctx.action("would switch to generation " + std::to_string(out.target));
+      ctx.action("would switch " +
+                 ctx.layout().host(ctx.layout().sys_prefix() / "current").string() +
+                 " from generation " + std::to_string(*view.current) + " to generation " +
+                 std::to_string(out.target) + " (no download, no smoke test)");
+      TRY(plan_switch(ctx, view.generation(out.target)->entry, std::nullopt, std::nullopt));
     }
     out.said = RollbackResult::Said::would_roll_back;
     return {};

@@ -11,6 +11,7 @@
 #include "integrate/home_links.hpp"
 #include "ops/activate.hpp"
 #include "ops/adopt_scan.hpp"
+#include "ops/plan.hpp"
 #include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -197,6 +198,32 @@ Status sweep_backups(const Context& ctx) {
   return {};
 }
 
+// The scan's defects (and, with `left_alone`, what it left alone) as warnings: the libraries
+// copied without `cp -P` are one line in human mode (each under -v and in --json).
+void warn_plan(Context& ctx, const AdoptPlan& plan, bool left_alone) {
+  std::vector<std::string> copies;
+  for (const auto& w : plan.defects) {
+    if (w.find(" is a regular file where a symlink to ") != std::string::npos) {
+      copies.push_back(w);
+    } else {
+      ctx.warn(w);
+    }
+  }
+  if (copies.size() == 1) {
+    ctx.warn(copies.front());
+  } else if (!copies.empty()) {
+    ctx.notes().warn_many(std::to_string(copies.size()) + " libraries in " + plan.home.string() +
+                              " are regular files where symlinks belong (copied without "
+                              "`cp -P`?); adopted byte for byte as they are (-v lists them)",
+                          copies);
+  }
+  if (left_alone) {
+    for (const auto& w : plan.left_alone) {
+      ctx.warn(w);
+    }
+  }
+}
+
 // What the scan found, for the result; its defects and what it left alone are warnings.
 AdoptFound describe_plan(Context& ctx, const AdoptPlan& plan) {
   AdoptFound d;
@@ -209,12 +236,7 @@ AdoptFound describe_plan(Context& ctx, const AdoptPlan& plan) {
   d.entry = plan.entry;
   d.defects = plan.defects;
   d.left_alone = plan.left_alone;
-  for (const auto& w : plan.defects) {
-    ctx.warn(w);
-  }
-  for (const auto& w : plan.left_alone) {
-    ctx.warn(w);
-  }
+  warn_plan(ctx, plan, true);
   return d;
 }
 
@@ -301,6 +323,9 @@ Result<Adopted> adopt_locked(Context& ctx, const txn::Lock& lock, const AdoptPla
   gates::Findings none; // no post-switch checks: adopt imports what it finds
   TRY_ASSIGN(int n, activate_new_generation(ctx, tx, plan.entry, "adopt " + plan.home.string(),
                                             std::nullopt, none, outcome)); // 5-10
+  ctx.action("adopted cuDNN " + plan.version + " from " + plan.home.string() + " (" +
+             std::to_string(plan.files.size()) + " files) as generation " + std::to_string(n) +
+             "; originals backed up to " + backup.string());
   return Adopted{plan.version,      plan.entry,      plan.home.string(),
                  plan.files.size(), backup.string(), n};
 }
@@ -352,11 +377,17 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
   }
   std::string what = "the unmanaged cuDNN " + plan.version + " in " + plan.home.string();
   if (ctx.dry_run() || !lock) {
-    ctx.action("would adopt " + what + " (" + std::to_string(plan.files.size()) +
-               " files) before installing");
-    for (const auto& w : plan.defects) {
-      ctx.warn(w);
+    std::vector<std::string> files;
+    for (const auto& c : plan.files) {
+      files.push_back(c.found.path.string());
     }
+    TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
+    ctx.action("would adopt " + what + " (" + std::to_string(plan.files.size()) +
+                   " files) before installing: backed up in " +
+                   ctx.layout().backups_dir().string() + ", imported as store entry " + plan.entry +
+                   ", activated as generation " + std::to_string(n),
+               std::move(files));
+    warn_plan(ctx, plan, false);
     return {};
   }
   ctx.info("found " + std::to_string(plan.files.size()) + " cuDNN files (cuDNN " + plan.version +
@@ -364,12 +395,7 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
            " that cudnnctl does not manage: adopting them first (backup, store entry, "
            "generation) so that nothing is overwritten");
   ctx.action("adopting " + what + " before installing");
-  for (const auto& w : plan.defects) {
-    ctx.warn(w);
-  }
-  for (const auto& w : plan.left_alone) {
-    ctx.warn(w);
-  }
+  warn_plan(ctx, plan, true);
   auto adopted = adopt_locked(ctx, *lock, plan, out.backup, outcome);
   if (!adopted) {
     Error e = adopted.error();
@@ -413,8 +439,19 @@ Status adopt(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
     out.changed = !plan.files.empty();
     out.said =
         plan.files.empty() ? AdoptResult::Said::nothing_to_adopt : AdoptResult::Said::would_adopt;
-    for (const auto& c : plan.files) {
-      ctx.action("would adopt " + c.found.path.string());
+    if (!plan.files.empty()) {
+      std::vector<std::string> files;
+      for (const auto& c : plan.files) {
+        files.push_back(c.found.path.string());
+      }
+      TRY_ASSIGN(store::StoreView view, read_store(ctx));
+      TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
+      ctx.action("would adopt " + std::to_string(plan.files.size()) + " files of cuDNN " +
+                     plan.version + " in " + plan.home.string() + ": backed up in " +
+                     ctx.layout().backups_dir().string() + ", imported as store entry " +
+                     plan.entry,
+                 std::move(files));
+      TRY(plan_switch(ctx, plan.entry, n, std::nullopt));
     }
     return {};
   }

@@ -12,7 +12,7 @@ namespace cudnnctl::ops {
 Context::Context(GlobalOptions options, Config config)
     : m_opts(std::move(options)), m_config(std::move(config)),
       m_layout(m_opts.root, m_opts.prefix.value_or(m_config.prefix.value_or("/opt/cudnn"))),
-      m_notes(util::NoteStyle{!m_opts.json, m_opts.quiet, m_opts.verbose}) {}
+      m_notes(util::NoteStyle{!m_opts.json, m_opts.quiet, m_opts.verbose, m_opts.dry_run}) {}
 
 std::vector<std::string> Context::mirrors() const {
   if (!m_opts.mirrors.empty()) {

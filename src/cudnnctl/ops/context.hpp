@@ -81,7 +81,9 @@ public:
 
   // Notes (util/notes.hpp).
   void warn(const std::string& message) { m_notes.warn(message); }
-  void action(const std::string& what) { m_notes.action(what); }
+  void action(const std::string& what, std::vector<std::string> detail = {}) {
+    m_notes.action(what, std::move(detail));
+  }
   void info(const std::string& message, int level = 0) const { m_notes.info(message, level); }
 
   // What transactions of this command work on (valid while the Context lives, unmoved).

@@ -9,6 +9,7 @@
 #include "gates/staged.hpp"
 #include "manifest/pins.hpp"
 #include "ops/offline.hpp"
+#include "ops/plan.hpp"
 #include "ops/recalls.hpp"
 #include "ops/search.hpp"
 #include "release/repack_source.hpp"
@@ -403,11 +404,14 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   return activate();
 }
 
-// --dry-run of an install that needs the archive: what would happen, nothing written.
-Status install_dry_run(Context& ctx, const release::Resolved& r, const std::string& name,
-                       InstallResult& out) {
+// --dry-run of an install that needs the archive: what would happen, in order, nothing
+// written (ops/plan.hpp).
+Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Resolved& r,
+                       const std::string& name, InstallResult& out) {
   const auto& sel = r.selection;
+  const size_t before = ctx.notes().actions().size();
   TRY(adopt_before_install(ctx, nullptr, out.adoption, out)); // says what it would adopt
+  const bool adopting = ctx.notes().actions().size() != before;
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   out.active = gen_info(ctx, view, view.current);
   bool present = view.entry(name) != nullptr;
@@ -415,11 +419,35 @@ Status install_dry_run(Context& ctx, const release::Resolved& r, const std::stri
   out.changed = !(active && active->name == name);
   if (out.changed) {
     if (!present) {
-      ctx.action("would download " + r.archive_urls.front());
-      ctx.action("would install cuDNN " + sel.version + " (CUDA " + std::to_string(sel.cuda_major) +
-                 ", " + sel.platform + ") as " + name);
+      const std::string file = fs::path(sel.package.relative_path).filename().string();
+      const bool cached = util::exists_nofollow(ctx.layout().cache_dir() /
+                                                (lower_hex(sel.package.sha256) + ".tar.xz"));
+      std::vector<std::string> detail = r.archive_urls;
+      detail.push_back("sha256 " + sel.package.sha256);
+      if (o.archive) {
+        ctx.action("would verify " + *o.archive +
+                       " against the manifest: " + bytes_text(sel.package.size),
+                   std::move(detail));
+      } else if (cached) {
+        ctx.action("would read " + file + " from the cache " + ctx.layout().cache_dir().string() +
+                       ": " + bytes_text(sel.package.size),
+                   std::move(detail));
+      } else {
+        ctx.action("would download " + file + " from " + url_host(r.archive_urls.front()) + ": " +
+                       bytes_text(sel.package.size) + ", kept in the cache " +
+                       ctx.layout().cache_dir().string(),
+                   std::move(detail));
+      }
+      plan_space(ctx, ctx.layout().store_dir(), sel.package.size * 2);
+      ctx.action(
+          "would install cuDNN " + sel.version + " (CUDA " + std::to_string(sel.cuda_major) + ", " +
+              sel.platform + ") as store entry " + ctx.layout().entry_dir(name).string(),
+          {"components: " + util::join(out.components.value_or(std::vector<std::string>{}), ", "),
+           "checked before it is published: cudnn_version.h, the library set, symlink "
+           "chains, SONAMEs, ELF machine"});
     }
-    ctx.action("would activate " + name + " as a new generation");
+    TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
+    TRY(plan_switch(ctx, name, n + (adopting ? 1 : 0), o.demands()));
   }
   out.install_said =
       out.changed ? InstallResult::Said::would_install : InstallResult::Said::would_not_change;
@@ -507,7 +535,7 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
   TRY(gates::check_recall(env, recalls, sel.version, sel.cuda_major, out.findings));
   TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
   if (ctx.dry_run()) {
-    return install_dry_run(ctx, r, name, out);
+    return install_dry_run(ctx, o, r, name, out);
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   // Unmanaged cuDNN in the CUDA home: adopted first, never overwritten.

@@ -8,6 +8,7 @@
 #include "store/history.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
+#include "util/lock.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "validate/header.hpp"
@@ -22,7 +23,10 @@ namespace cudnnctl::ops {
 Status status(Context& ctx, StatusResult& out) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   fill_active(ctx, view, out);
-  out.interrupted = txn::journal_pending(ctx.layout());
+  // A journal while a live cudnnctl holds the lock is its running transaction, not an
+  // interrupted one (issue 19).
+  out.in_progress = util::LockFile::holder(ctx.layout().lock_file());
+  out.interrupted = txn::journal_pending(ctx.layout()) && !out.in_progress;
   out.generations = view.generations.size();
   out.installed = view.entries.size();
   out.loader_dropin = integrate::loader_dropin_dir(ctx.layout());

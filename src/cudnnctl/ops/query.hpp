@@ -21,7 +21,8 @@ namespace cudnnctl::ops {
 struct StatusResult : Outcome {
   size_t generations = 0;
   size_t installed = 0;
-  bool interrupted = false; // a journal is pending
+  bool interrupted = false;               // a journal is pending and no live process holds the lock
+  std::optional<std::string> in_progress; // the lock's live holder ("pid 1234: cudnnctl ...")
   std::optional<std::string> loader_dropin;
   std::vector<DpkgPackage> dpkg;
   std::optional<std::string> unmanaged_home; // a CUDA home with hand-made cuDNN files

@@ -77,6 +77,14 @@ static std::string read_holder(int fd) {
   return s.empty() ? "another cudnnctl process" : s;
 }
 
+std::optional<std::string> LockFile::holder(const fs::path& path) {
+  auto fd = open_fd(path, O_RDONLY | O_NOFOLLOW);
+  if (!fd || flock_holder_pid(fd->get()) <= 0) {
+    return std::nullopt;
+  }
+  return read_holder(fd->get());
+}
+
 Result<LockFile> LockFile::acquire(const fs::path& path, std::chrono::milliseconds timeout,
                                    const std::string& holder) {
   TRY(make_dirs(path.parent_path(), 0755));

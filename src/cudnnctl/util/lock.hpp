@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace cudnnctl::util {
@@ -23,6 +24,9 @@ public:
   // `holder` describes this process and is written into the file once locked.
   [[nodiscard]] static Result<LockFile>
   acquire(const fs::path& path, std::chrono::milliseconds timeout, const std::string& holder);
+  // Read-only, without locking: who holds the flock on `path` now ("pid 1234: cudnnctl
+  // install 9.2.0, since ..."), nullopt when nobody does (or there is no lock file).
+  [[nodiscard]] static std::optional<std::string> holder(const fs::path& path);
   LockFile(LockFile&&) noexcept = default;
   LockFile& operator=(LockFile&&) noexcept = default;
 

@@ -107,10 +107,17 @@ std::string format_phase(const PhaseState& p) {
 }
 
 std::string format_bar_line(const std::vector<PhaseState>& phases, size_t width) {
-  // The bar follows the last phase that started: the one that trails when phases overlap.
+  // The bar follows the phase that drives the others: the first one still running (the
+  // download, when extraction consumes its bytes as they come); once all are done, the last.
   const PhaseState* main = nullptr;
   for (const auto& p : phases) {
-    if (p.started) {
+    if (p.started && !p.finished) {
+      main = &p;
+      break;
+    }
+  }
+  for (const auto& p : phases) {
+    if (p.started && (main == nullptr || main->finished)) {
       main = &p;
     }
   }
@@ -143,6 +150,16 @@ std::string format_bar_line(const std::vector<PhaseState>& phases, size_t width)
   line += right;
   if (line.size() > width) {
     line.resize(width);
+  }
+  return line;
+}
+
+std::string format_totals(const std::vector<PhaseState>& phases) {
+  std::string line;
+  for (const auto& p : phases) {
+    if (p.finished) {
+      line += (line.empty() ? "" : "; ") + format_phase(p);
+    }
   }
   return line;
 }
@@ -230,7 +247,12 @@ void Progress::finish(bool success) {
   }
   m_finished = true;
   if (m_style == ProgressStyle::bar && m_last_width > 0) {
-    std::fputs("\n", m_out);
+    // The bar's line becomes the total: what each phase moved, in how long.
+    std::string total = success ? format_totals(m_phases) : std::string();
+    if (total.size() < m_last_width) {
+      total += std::string(m_last_width - total.size(), ' ');
+    }
+    std::fprintf(m_out, "%s%s\n", success ? "\r" : "", success ? total.c_str() : "");
   } else if (m_style == ProgressStyle::lines && success) {
     for (const auto& p : m_phases) {
       if (p.finished) {

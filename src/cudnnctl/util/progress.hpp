@@ -42,10 +42,13 @@ double phase_eta(const PhaseState& phase);
 // "download 45% 148.0 MiB of 327.0 MiB, 52.1 MiB/s, ETA 0:03" (unknown total: no % and
 // ETA; finished: "download 327.0 MiB in 0:03, 99.1 MiB/s").
 std::string format_phase(const PhaseState& phase);
-// One terminal line of at most `width` columns: the bar shows the last started phase
-// ("extract [#####.....] 45% 148.0/327.0 MiB 52.1 MiB/s ETA 0:03"), the other phases follow
-// as "| download 100%".
+// One terminal line of at most `width` columns: the bar shows the phase that drives the
+// others, the first one still running ("download [#####.....] 45% 148.0/327.0 MiB 52.1 MiB/s
+// ETA 0:03"), the other phases follow as "| extract 44%"; once all are done, the last one.
 std::string format_bar_line(const std::vector<PhaseState>& phases, size_t width);
+// The total at the end: "download 327.0 MiB in 0:03, 99.1 MiB/s; extract ..." (finished
+// phases only).
+std::string format_totals(const std::vector<PhaseState>& phases);
 // A plain line: "progress: download 100% ..., extract 45% ..." (started phases only).
 std::string format_plain_line(const std::vector<PhaseState>& phases);
 
@@ -64,8 +67,9 @@ public:
   void update(size_t phase, uint64_t done, uint64_t total);
   // Marks a phase complete (its last update stands).
   void complete(size_t phase);
-  // Ends the display: the bar's line is finished with a newline; in lines style, a summary
-  // line per completed phase when `success`.
+  // Ends the display: when `success`, the bar's line is replaced by the total
+  // (format_totals) and ended with a newline (after a failure: only the newline); in lines
+  // style, a summary line per completed phase when `success`.
   void finish(bool success);
   [[nodiscard]] ProgressStyle style() const { return m_style; }
 
