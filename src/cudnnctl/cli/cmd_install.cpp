@@ -61,6 +61,12 @@ void render(const ops::InstallResult& r, Report& report) {
     put_findings(r.findings, report);
     report.line("would install and activate cuDNN " + r.version.value_or("") + " (CUDA " +
                 std::to_string(r.cuda) + ", " + r.platform + ")");
+    if (const auto& a = r.archive; a && !a->form.empty()) {
+      report.line(a->form == "repack"
+                      ? "from the mirror's repack " + (a->repack ? a->repack->url : a->url) + " (" +
+                            a->form_reason + ")"
+                      : "from NVIDIA's archive " + a->url + " (" + a->form_reason + ")");
+    }
     return;
   case ops::InstallResult::Said::would_not_change:
     put_findings(r.findings, report);
