@@ -116,8 +116,8 @@ site_install() {
   h=$(new_root)
   mkdir -p "$h/etc/cudnnctl/pins.d"
   [ ! -f "$1/cudnnctl-pins.sha256" ] || cp "$1/cudnnctl-pins.sha256" "$h/etc/cudnnctl/pins.d/site.sha256"
-  cudnnctl --root "$h" --mirror "file://$1" --cuda 12 --platform linux-x86_64 --no-smoke --json \
-    install 9.1.0 >"$E2E_TMP/site.out" 2>"$E2E_TMP/site.err" ||
+  cudnnctl --root "$h" --mirror "file://$1" --cuda 12 --platform linux-x86_64 --json \
+    install 9.1.0 --no-smoke >"$E2E_TMP/site.out" 2>"$E2E_TMP/site.err" ||
     fail "a host could not install from the mirror a killed repack left: $(tail -3 "$E2E_TMP/site.err")"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["archive"]["form"])' "$E2E_TMP/site.out"
   rm -rf "$h"
