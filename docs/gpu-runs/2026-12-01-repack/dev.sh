@@ -14,7 +14,7 @@ PIP=$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null
 V=$(python3 -c 'import importlib.metadata as m; print(m.version("nvidia-cudnn-cu13"))' 2>/dev/null)
 echo "pip cudnn at $PIP, version $V"; ls -la "$PIP/lib" | head -20
 t0=$(date +%s.%N)
-M=$(BENCH_CUDA=$PIP BENCH_VERSION=${V:-9.19.0.56} BENCH_XZ_THREADS=16 bash "$D/build_archive.sh" /tmp/r21cache) || { echo "build_archive failed"; exit 1; }
+M=$(BENCH_CUDA=$PIP BENCH_VERSION=${V:-9.19.0.56} BENCH_XZ_THREADS=16 bash "$D/build_archive.sh"  # bench/build_archive.sh + build_archive.patch /tmp/r21cache) || { echo "build_archive failed"; exit 1; }
 echo "archive built in $(python3 -c "import time; print('%.1f' % (time.time() - $t0))") s: $M"; ls -la "$M"/cudnn/linux-x86_64/
 PYTHONUNBUFFERED=1 W=/tmp/r21w python3 "$D/dev_repack.py" "$D" "$M" "$O"
 echo "== done $(date -u)"; uptime

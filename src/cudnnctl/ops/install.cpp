@@ -117,6 +117,16 @@ Form original_form(const release::Resolved& r) {
               r.archive_urls};
 }
 
+// Whether the mirrors serve a repack this host may use (release/repack_source.hpp); unreadable
+// pins are a reason to warn and install NVIDIA's archive.
+release::RepackLookup lookup_repack(Context& ctx, const release::Resolved& r) {
+  auto pins = manifest::load_pins(sources(ctx).pins_dir);
+  if (!pins) {
+    return release::RepackLookup{std::nullopt, pins.error().message, true};
+  }
+  return release::find_repack(sources(ctx), r, *pins);
+}
+
 // --archive FILE.tar.zst: a site mirror's repack, installed only through a pinned sidecar.
 bool is_repack_file(const std::string& path) {
   return path.ends_with(".tar.zst");
@@ -310,14 +320,7 @@ Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path&
     return s;
   }
   if (!o.archive) {
-    release::RepackLookup look;
-    auto pins = manifest::load_pins(sources(ctx).pins_dir);
-    if (pins) {
-      look = release::find_repack(sources(ctx), r, *pins);
-    } else {
-      look.reason = pins.error().message;
-      look.warn = true;
-    }
+    release::RepackLookup look = lookup_repack(ctx, r);
     reason = look.reason;
     if (const auto& src = look.source) {
       auto s = stream_repack(ctx, tx, staging, o, r, components, timing, ref, *src,
@@ -513,14 +516,7 @@ Status dry_run_form(Context& ctx, const InstallOptions& o, const release::Resolv
     ctx.action("would verify and extract " + *o.archive);
     return {};
   }
-  release::RepackLookup look;
-  auto pins = manifest::load_pins(sources(ctx).pins_dir);
-  if (pins) {
-    look = release::find_repack(sources(ctx), r, *pins);
-  } else {
-    look.reason = pins.error().message;
-    look.warn = true;
-  }
+  release::RepackLookup look = lookup_repack(ctx, r);
   if (const auto& src = look.source) {
     ref.form = "repack";
     ref.form_reason = "the site pins its sidecar " + src->sidecar_url +
