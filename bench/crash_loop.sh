@@ -9,11 +9,14 @@
 # Environment: CUDNNCTL (default build/bin/cudnnctl), CRASH_LOOP_SEED (default: the time;
 # printed, so a failing run can be replayed), CRASH_LOOP_PAD (bytes of incompressible
 # padding per big library, default 12000000: a ~16 MB archive whose install takes about
-# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror"),
+# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack"),
 # E2E_KEEP=1 keeps the work directory. adopt takes over a hand-made copy of the 9.1.0 release in
 # the root's /usr/local/cuda (every original must still read as its bytes, through a link or
 # as itself); restore imports a backup of generation 2; mirror copies 9.1.0 into a directory
-# outside the root (everything it serves must be complete: byte for byte the source's). Prints one line per trial and a summary table; exit 1 on any violation
+# outside the root (everything it serves must be complete: byte for byte the source's); repack
+# runs `mirror 9.1.0 --repack zstd` over a mirrored copy (every pinned sidecar must name a
+# complete .tar.zst: size and sha256; a host installs from what the kill left, the repack or
+# NVIDIA's xz, and from the repack once a second run finished it). Prints one line per trial and a summary table; exit 1 on any violation
 # (the trial's root is kept). Results of the long runs: docs/RELIABILITY.md.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CUDNNCTL=${CUDNNCTL:-$here/../build/bin/cudnnctl}
@@ -25,7 +28,7 @@ require_cudnnctl
 TRIALS=${1:-300}
 SEED=${CRASH_LOOP_SEED:-$(date +%s)}
 PAD=${CRASH_LOOP_PAD:-12000000}
-COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror})
+COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror repack})
 RANDOM=$SEED
 echo "crash_loop: $TRIALS trials, seed $SEED, padding $PAD bytes, commands ${COMMANDS[*]}" >&2
 
@@ -50,6 +53,7 @@ c "$T/base" install 8.9.7 >/dev/null 2>&1 || fail "setup: install 8.9.7"
 cp -a "$T/base" "$T/gc"
 c "$T/gc" install 9.27.0 >/dev/null 2>&1 || fail "setup: install 9.27.0"
 rm -f "$T/base/var/cache/cudnnctl/"*   # install 9.27.0 downloads (then verifies, extracts)
+c "$T/base" mirror 9.1.0 --to "$T/site.tpl" >/dev/null 2>&1 || fail "setup: mirror 9.1.0"
 c "$T/base" backup --output "$T/gen2.tar.zst" >/dev/null 2>&1 || fail "setup: backup"
 # adopt: an empty root whose CUDA home holds a hand-made 9.1.0 (cp -P, as NVIDIA says)
 r=$(new_root)
@@ -62,11 +66,12 @@ cp -P "$T/rel"/lib/libcudnn* "$T/adopt/usr/local/cuda/lib64/"
 echo '#define CUDART_VERSION 12040' >"$T/adopt/usr/local/cuda/include/cuda_runtime_api.h"
 (cd "$T/adopt/usr/local/cuda" && sha256sum include/cudnn*.h lib64/libcudnn*) >"$T/adopt.sums"
 # per command: template, arguments, old generation, new generation
-declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base)
+declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base [repack]=base)
 declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1"
-  [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror")
-declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2)
-declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2)
+  [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror"
+  [repack]="mirror 9.1.0 --to $E2E_TMP/w.mirror --repack zstd")
+declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2 [repack]=2)
+declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2 [repack]=2)
 MIRRORED=(redistrib_9.1.0.json cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz)
 # mirror_check DIR: every file DIR serves (outside its work directory .cudnnctl) is complete:
 # byte for byte the source's, or the pins list naming the source's manifest digest
@@ -76,12 +81,46 @@ mirror_check() {
   while IFS= read -r f; do
     case $f in
     cudnnctl-pins.sha256)
-      grep -v '^#' "$d/$f" | while read -r sum name; do
+      grep -v '^#' "$d/$f" | grep -v ' cudnnctl-repack/' | while read -r sum name; do
         [ "$sum  $name" = "$(cd "$M" && sha256sum "$name")" ] || fail "mirror pins: $sum $name"
       done ;;
+    *.tar.zst | cudnnctl-repack/*) ;; # repack_check
     *) cmp -s "$M/$f" "$d/$f" || fail "mirror serves an incomplete or foreign $f" ;;
     esac
   done < <(cd "$d" && find . -type f ! -path './.cudnnctl/*' | sed 's|^\./||')
+}
+# repack_check DIR: every sidecar the pins file names is there with that sha256, and names a
+# .tar.zst that is complete (its size and sha256). Prints how many repacks are pinned.
+repack_check() {
+  python3 - "$1" <<'PYEOF' || fail "a pinned sidecar names a missing or incomplete repack"
+import hashlib, json, os, sys
+d = sys.argv[1]; n = 0
+pins = os.path.join(d, "cudnnctl-pins.sha256")
+for line in (open(pins) if os.path.exists(pins) else []):
+    if line.startswith("#") or "cudnnctl-repack/" not in line:
+        continue
+    sha, name = line.split()
+    raw = open(os.path.join(d, name), "rb").read()
+    assert hashlib.sha256(raw).hexdigest() == sha, ("sidecar differs from its pin", name)
+    s = json.loads(raw)
+    z = os.path.join(d, s["repack"]["relative_path"])
+    assert os.path.getsize(z) == s["repack"]["size"], ("size", z)
+    assert hashlib.sha256(open(z, "rb").read()).hexdigest() == s["repack"]["sha256"], ("sha256", z)
+    n += 1
+print(n)
+PYEOF
+}
+# site_install DIR: a fresh host trusting DIR's pins installs 9.1.0 from it; prints the form.
+site_install() {
+  local h
+  h=$(new_root)
+  mkdir -p "$h/etc/cudnnctl/pins.d"
+  [ ! -f "$1/cudnnctl-pins.sha256" ] || cp "$1/cudnnctl-pins.sha256" "$h/etc/cudnnctl/pins.d/site.sha256"
+  cudnnctl --root "$h" --mirror "file://$1" --cuda 12 --platform linux-x86_64 --json \
+    install 9.1.0 --no-smoke >"$E2E_TMP/site.out" 2>"$E2E_TMP/site.err" ||
+    fail "a host could not install from the mirror a killed repack left: $(tail -3 "$E2E_TMP/site.err")"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["archive"]["form"])' "$E2E_TMP/site.out"
+  rm -rf "$h"
 }
 # adopt_check ROOT: every adopted original still reads as its bytes (itself, or a link into
 # the store)
@@ -99,6 +138,7 @@ for cmd in "${COMMANDS[@]}"; do
   for i in 1 2 3; do
     rm -rf "$W" "$W.mirror"
     cp -a "$T/${TPL[$cmd]}" "$W"
+    [ "$cmd" != repack ] || cp -a "$T/site.tpl" "$W.mirror"
     t0=$(now_ms)
     # shellcheck disable=SC2086
     c "$W" ${ARGS[$cmd]} >/dev/null 2>&1 || fail "baseline: $cmd failed"
@@ -118,6 +158,7 @@ for trial in $(seq "$TRIALS"); do
   delay=$((BASE[$cmd] * (RANDOM % 1101) / 1000)) # ms, uniform in [0, 1.1 x baseline]
   rm -rf "$W" "$W.mirror"
   cp -a "$T/${TPL[$cmd]}" "$W"
+  [ "$cmd" != repack ] || cp -a "$T/site.tpl" "$W.mirror"
   h0=$(cr_hist_count "$W")
   TEST "trial $trial: kill -9 $cmd after $delay ms"
   # shellcheck disable=SC2086
@@ -133,6 +174,31 @@ for trial in $(seq "$TRIALS"); do
   if [ -f "$W/var/lib/cudnnctl/journal.json" ]; then
     phase=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("phase"))' \
       "$W/var/lib/cudnnctl/journal.json" 2>/dev/null || echo torn)
+  fi
+  if [ "$cmd" = repack ]; then
+    # right away: the xz is untouched, no pinned sidecar names a half-written repack, and a
+    # host installs from what is there (the repack when pinned, else NVIDIA's xz)
+    mirror_check "$W.mirror"
+    pinned=$(repack_check "$W.mirror")
+    form=$(site_install "$W.mirror")
+    [ "$pinned" = 0 ] || [ "$form" = repack ] || fail "a pinned repack was not used ($form)"
+    ended=old
+    [ "$pinned" = 0 ] || ended=new
+    # the next run finishes the repack; hosts then use it
+    # shellcheck disable=SC2086
+    expect_exit 0 c "$W" ${ARGS[$cmd]}
+    mirror_check "$W.mirror"
+    expect_eq "$(repack_check "$W.mirror")" 1 "pinned repacks after the second run"
+    expect_eq "$(site_install "$W.mirror")" repack "the form installed after the second run"
+    [ -z "$(find "$W.mirror" -name '*.tmp.*' -o -name 'repack.tmp.*' | grep -v '/.cudnnctl/tmp/')" ] ||
+      fail "temporaries served"
+    N_T[$cmd]=$((N_T[$cmd] + 1))
+    [ "$how" = finished ] && N_DONE[$cmd]=$((N_DONE[$cmd] + 1))
+    if [ "$ended" = new ]; then N_NEW[$cmd]=$((N_NEW[$cmd] + 1)); else N_OLD[$cmd]=$((N_OLD[$cmd] + 1)); fi
+    echo "$cmd -" >>"$PHASES"
+    printf 'trial %d: %-8s %-8s at %5d ms: %s repack pinned, a host installed %s\n' "$trial" "$cmd" \
+      "$how" "$delay" "$pinned" "$form" >&2
+    continue
   fi
   if [ "$cmd" = mirror ]; then
     # writes only under --to: what it serves is complete right away, and the next run

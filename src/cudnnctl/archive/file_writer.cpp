@@ -161,7 +161,7 @@ Status BackgroundWriter::execute(Job& job) {
     m_index = job.index;
     m_pos = 0;
     m_flushed = 0;
-    m_sha = util::Sha256();
+    m_sha.reset();
     return {};
   case Kind::data: {
     const char* p = m_slots[static_cast<size_t>(job.slot)].get();
@@ -195,8 +195,9 @@ Status BackgroundWriter::execute(Job& job) {
     }
     // close() can report a delayed write error (NFS, quotas).
     TRY(m_fd.close());
+    std::string sha256 = m_sha.hex_final();
     std::lock_guard lock(m_mutex);
-    m_done.push_back(Done{m_index, m_pos, m_sha.hex_final()});
+    m_done.push_back(Done{m_index, m_pos, std::move(sha256)});
     return {};
   }
   }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the data of extracted files in a background thread: SHA-256, write(2), early
-// writeback, mtime, close. The extraction thread then only decompresses and copies each
-// block into one of a few fixed buffers, so decompression (the floor of an install) is all
-// that stays on its path. Memory: slots x slot_size, whatever the archive.
+// Writes the data of extracted files in a background thread: write(2), early writeback,
+// mtime, close, and SHA-256 of every file on a third thread (util/sha256_worker.hpp). The
+// extraction thread then only decompresses and copies each block into one of a few fixed buffers,
+// so decompression (the floor of an install) is all that stays on its path. Memory: slots x
+// slot_size, whatever the archive.
 #pragma once
 
 #include "util/fs.hpp"
 #include "util/result.hpp"
-#include "util/sha256.hpp"
+#include "util/sha256_worker.hpp"
 
 #include <condition_variable>
 #include <cstddef>
@@ -89,8 +90,8 @@ private:
   std::string m_where;
   size_t m_index = 0;
   uint64_t m_pos = 0;
-  uint64_t m_flushed = 0; // writeback started up to here
-  util::Sha256 m_sha;
+  uint64_t m_flushed = 0;   // writeback started up to here
+  util::Sha256Worker m_sha; // a third thread: hashing overlaps the writes
   std::thread m_thread;
 };
 

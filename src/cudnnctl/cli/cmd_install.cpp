@@ -58,6 +58,12 @@ void render(const ops::InstallResult& r, Report& report) {
     put_findings(r.findings, report);
     report.line("would install and activate cuDNN " + r.version.value_or("") + " (CUDA " +
                 std::to_string(r.cuda) + ", " + r.platform + ")");
+    if (const auto& a = r.archive; a && !a->form.empty()) {
+      report.line(a->form == "repack"
+                      ? "from the mirror's repack " + (a->repack ? a->repack->url : a->url) + " (" +
+                            a->form_reason + ")"
+                      : "from NVIDIA's archive " + a->url + " (" + a->form_reason + ")");
+    }
     return;
   case ops::InstallResult::Said::would_not_change:
     put_findings(r.findings, report);
@@ -87,7 +93,11 @@ void register_install(CLI::App& app, Action& action) {
                   "with --archive (taken from NVIDIA's file name)");
   cmd->add_option("--archive", o->archive,
                   "Use this local archive, verified against the mirrors' manifest, --manifest, "
-                  "or offline against NVIDIA's manifest shipped with cudnnctl");
+                  "or offline against NVIDIA's manifest shipped with cudnnctl; a site mirror's "
+                  "repack (.tar.zst) only through its sidecar pinned by the site");
+  cmd->add_option("--sidecar", o->sidecar,
+                  "The sidecar of --archive FILE.tar.zst (default: <sha256>.json beside it or "
+                  "cudnnctl-repack/<sha256>.json in its directory or the two above)");
   cmd->add_option("--components", *components,
                   "Comma-separated: runtime, headers, static (default runtime,headers)");
   cmd->add_flag("--no-smoke", o->no_smoke, "Skip the GPU smoke test after the switch");

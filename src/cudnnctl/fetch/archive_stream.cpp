@@ -35,7 +35,7 @@ Status ArchiveStream::feed(std::string_view data) {
 }
 
 Status ArchiveStream::restart() {
-  m_hash = util::Sha256();
+  m_hash.reset();
   m_size = 0;
   m_reported = 0;
   m_deferred.reset();

@@ -6,7 +6,7 @@
 #include "fetch/fetch.hpp"
 #include "util/fs.hpp"
 #include "util/result.hpp"
-#include "util/sha256.hpp"
+#include "util/sha256_worker.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -40,7 +40,7 @@ public:
 private:
   void report_progress(bool force);
 
-  util::Sha256 m_hash;
+  util::Sha256Worker m_hash; // on its own thread: the download's thread only copies
   uint64_t m_size = 0;
   uint64_t m_reported = 0;
   StreamSink* m_sink;

@@ -19,6 +19,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/progress.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -119,6 +120,89 @@ Form original_form(const release::Resolved& r) {
               r.archive_urls};
 }
 
+// Whether the mirrors serve a repack this host may use (release/repack_source.hpp); unreadable
+// pins are a reason to warn and install NVIDIA's archive.
+release::RepackLookup lookup_repack(Context& ctx, const release::Resolved& r) {
+  auto pins = manifest::load_pins(sources(ctx).pins_dir);
+  if (!pins) {
+    return release::RepackLookup{std::nullopt, pins.error().message, true};
+  }
+  return release::find_repack(sources(ctx), r, *pins);
+}
+
+// --archive FILE.tar.zst: a site mirror's repack, installed only through a pinned sidecar.
+bool is_repack_file(const std::string& path) {
+  return path.ends_with(".tar.zst");
+}
+
+// Where the sidecar of the local repack `archive` may be: --sidecar, else <sha256>.json
+// beside it, else cudnnctl-repack/<sha256>.json in its directory or one of the two above it
+// (a copy of the mirror's tree: cudnn/<platform>/ under the mirror's root).
+std::vector<fs::path> sidecar_candidates(const InstallOptions& o, const std::string& original_sha) {
+  if (o.sidecar) {
+    return {fs::path(*o.sidecar)};
+  }
+  const fs::path dir = fs::absolute(*o.archive).parent_path();
+  const std::string name =
+      manifest::repack_sidecar_name(original_sha); // cudnnctl-repack/<sha>.json
+  std::vector<fs::path> out = {dir / fs::path(name).filename()};
+  fs::path up = dir;
+  for (int i = 0; i < 3 && !up.empty(); ++i, up = up.parent_path()) {
+    out.push_back(up / name);
+    if (up == up.root_path()) {
+      break;
+    }
+  }
+  return out;
+}
+
+// The sidecar of the local repack, accepted only when a site pin names it (the same chain as
+// a mirror's repack: docs/BENCHMARKS.md). Errors: usage (no sidecar found), integrity (no pin
+// for a repack of this archive, the sidecar differs from its pin or names another archive).
+Result<release::RepackSource> local_repack(Context& ctx, const InstallOptions& o,
+                                           const release::Resolved& r) {
+  const auto& pkg = r.selection.package;
+  TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(sources(ctx).pins_dir));
+  const manifest::Pin* pin = pins.find_repack(pkg.sha256);
+  if (pin == nullptr) {
+    return fail(ErrorCode::integrity,
+                *o.archive + " is a repack of " + pkg.relative_path +
+                    ", but no site pin names a repack of that archive; install NVIDIA's .tar.xz, "
+                    "or trust the site mirror's cudnnctl-pins.sha256 (copy it into " +
+                    sources(ctx).pins_dir.string() + ")");
+  }
+  std::optional<fs::path> found;
+  std::string looked;
+  for (const auto& c : sidecar_candidates(o, pkg.sha256)) {
+    looked += (looked.empty() ? "" : ", ") + c.string();
+    if (util::exists_nofollow(c)) {
+      found = c;
+      break;
+    }
+  }
+  if (!found) {
+    return fail(ErrorCode::usage, "no sidecar for the repack " + *o.archive + " (looked for " +
+                                      looked + "); name it with --sidecar FILE");
+  }
+  TRY_ASSIGN(std::string bytes, util::read_file(*found, release::k_max_sidecar));
+  const std::string sha = util::sha256_hex(bytes);
+  if (sha != pin->sha256) {
+    return fail(ErrorCode::integrity, "repack sidecar " + found->string() + " has sha256 " + sha +
+                                          ", but the site pin (" + pin->source + ") says " +
+                                          pin->sha256 +
+                                          "; it does not describe a repack "
+                                          "this host trusts");
+  }
+  TRY_ASSIGN(release::Sidecar sidecar, release::parse_sidecar(bytes, found->string()));
+  TRY(release::check_sidecar_names(sidecar, pkg, found->string()));
+  release::RepackSource src;
+  src.sidecar_url = "file://" + fs::absolute(*found).string();
+  src.sidecar_sha256 = pin->sha256;
+  src.urls = {"file://" + fs::absolute(*o.archive).string()};
+  src.sidecar = std::move(sidecar);
+  return src;
+}
+
 // One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
 // from the cache or --archive), hashed, and extracted into `staging` at the same time. What
 // was extracted is trusted only once size and sha256 matched.
@@ -161,9 +245,11 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   // and what the extractor made of them are untrusted; a refused entry is final only then.
   Streamed out;
   if (o.archive) {
-    ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(pkg.size) + ")");
-    TRY(release::stream_file(*o.archive, pkg.size, pkg.sha256, sink, on_bytes));
-    ctx.action("verified " + *o.archive + " (size and sha256 match the manifest)");
+    ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(form.size) + ")");
+    TRY(release::stream_file(*o.archive, form.size, form.sha256, sink, on_bytes));
+    ctx.action("verified " + *o.archive +
+               (form.repack ? " (size and sha256 match its pinned sidecar)"
+                            : " (size and sha256 match the manifest)"));
     out.url = "file://" + fs::absolute(*o.archive).string();
   } else {
     ctx.info((cached ? "extracting " + file_name + " from the cache"
@@ -189,47 +275,63 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   return out;
 }
 
+// The repack's pass: streamed (size and sha256 of the pinned sidecar), then every extracted
+// file checked against the sidecar. On success `ref` and the transaction's notes say so.
+Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::path& staging,
+                               const InstallOptions& o, const release::Resolved& r,
+                               const std::vector<std::string>& components,
+                               std::optional<Timing>& timing, ArchiveRef& ref,
+                               const release::RepackSource& src, const std::string& why) {
+  Form form{true, fs::path(src.sidecar.repack_path).filename().string(), src.sidecar.repack_sha256,
+            src.sidecar.repack_size, src.urls};
+  TRY_ASSIGN(Streamed s, stream_archive(ctx, staging, o, r, form, components, timing));
+  TRY(release::check_extracted(
+      src.sidecar, s.entries,
+      [&](std::string_view path, archive::EntryKind) { return wanted_path(components, path); }));
+  ref.form = "repack";
+  ref.form_reason = why + " and every extracted file matches it";
+  ref.repack =
+      RepackRef{form.urls.front(), form.sha256, form.size, src.sidecar_url, src.sidecar_sha256};
+  tx.note("archive_form", ref.form);
+  tx.note("archive_form_reason", ref.form_reason);
+  ctx.action("checked every extracted file against the repack's sidecar");
+  // The entry records NVIDIA's archive (URL, sha256, size): what its files are.
+  s.url = r.archive_urls.front();
+  return s;
+}
+
 // The pass of step 3: the mirror's repack when a site pin vouches for its sidecar and every
 // extracted file matches the sidecar, else (with a warning when a repack was there but
-// refused) NVIDIA's archive. Which form, and why, goes into `ref` and the history record.
+// refused) NVIDIA's archive. --archive FILE.tar.zst: that repack through its pinned sidecar,
+// or a refusal (there is no original to fall back to). Which form, and why, goes into `ref`
+// and the history record.
 Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path& staging,
                              const InstallOptions& o, const release::Resolved& r,
                              const std::vector<std::string>& components,
                              std::optional<Timing>& timing, ArchiveRef& ref) {
   std::string reason = "--archive names the file to install";
-  if (!o.archive) {
-    release::RepackLookup look;
-    auto pins = manifest::load_pins(sources(ctx).pins_dir);
-    if (pins) {
-      look = release::find_repack(sources(ctx), r, *pins);
-    } else {
-      look.reason = pins.error().message;
-      look.warn = true;
+  if (o.archive && is_repack_file(*o.archive)) {
+    TRY_ASSIGN(release::RepackSource src, local_repack(ctx, o, r));
+    auto s = stream_repack(ctx, tx, staging, o, r, components, timing, ref, src,
+                           "--archive names a repack whose sidecar " + src.sidecar_url +
+                               " the site pins");
+    if (!s) {
+      Error e = s.error();
+      e.add_context("installing the repack " + *o.archive);
+      return fail(std::move(e));
     }
+    return s;
+  }
+  if (!o.archive) {
+    release::RepackLookup look = lookup_repack(ctx, r);
     reason = look.reason;
     if (const auto& src = look.source) {
-      Form form{true, fs::path(src->sidecar.repack_path).filename().string(),
-                src->sidecar.repack_sha256, src->sidecar.repack_size, src->urls};
-      auto s = stream_archive(ctx, staging, o, r, form, components, timing);
-      Status checked = s ? release::check_extracted(src->sidecar, s->entries,
-                                                    [&](std::string_view path, archive::EntryKind) {
-                                                      return wanted_path(components, path);
-                                                    })
-                         : fail(s.error());
-      if (checked) {
-        ref.form = "repack";
-        ref.form_reason = "the site pins its sidecar " + src->sidecar_url +
-                          " and every extracted file matches it";
-        ref.repack = RepackRef{form.urls.front(), form.sha256, form.size, src->sidecar_url,
-                               src->sidecar_sha256};
-        tx.note("archive_form", ref.form);
-        tx.note("archive_form_reason", ref.form_reason);
-        ctx.action("checked every extracted file against the repack's sidecar");
-        // The entry records NVIDIA's archive (URL, sha256, size): what its files are.
-        s->url = r.archive_urls.front();
+      auto s = stream_repack(ctx, tx, staging, o, r, components, timing, ref, *src,
+                             "the site pins its sidecar " + src->sidecar_url);
+      if (s) {
         return s;
       }
-      Error e = checked.error();
+      Error e = s.error();
       if (e.code == ErrorCode::environment || e.code == ErrorCode::internal) {
         return fail(std::move(e));
       }
@@ -404,6 +506,48 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   return activate();
 }
 
+// --dry-run: which form of the archive the install would stream, and why (the same choice as
+// stream_best, up to the checks that need the bytes); a local repack that would be refused is
+// refused here too. A repack is a step of the plan here; NVIDIA's archive is the plan's
+// download step (below), with the reason in its detail.
+Status dry_run_form(Context& ctx, const InstallOptions& o, const release::Resolved& r,
+                    ArchiveRef& ref) {
+  if (o.archive && is_repack_file(*o.archive)) {
+    TRY_ASSIGN(release::RepackSource src, local_repack(ctx, o, r));
+    ref.form = "repack";
+    ref.form_reason = "--archive names a repack whose sidecar " + src.sidecar_url +
+                      " the site pins; every extracted file would be checked against it";
+    ref.repack = RepackRef{src.urls.front(), src.sidecar.repack_sha256, src.sidecar.repack_size,
+                           src.sidecar_url, src.sidecar_sha256};
+    ctx.action("would verify and extract the repack " + *o.archive + " (" + ref.form_reason + ")");
+    return {};
+  }
+  if (o.archive) {
+    ref.form = "xz";
+    ref.form_reason = "--archive names the file to install";
+    return {};
+  }
+  release::RepackLookup look = lookup_repack(ctx, r);
+  if (const auto& src = look.source) {
+    ref.form = "repack";
+    ref.form_reason = "the site pins its sidecar " + src->sidecar_url +
+                      "; every extracted file would be checked against it (NVIDIA's archive "
+                      "if any check fails)";
+    ref.repack = RepackRef{src->urls.front(), src->sidecar.repack_sha256, src->sidecar.repack_size,
+                           src->sidecar_url, src->sidecar_sha256};
+    ctx.action("would download the mirror's repack " + src->urls.front() + " instead of " +
+               r.archive_urls.front() + " (" + ref.form_reason + ")");
+    return {};
+  }
+  ref.form = "xz";
+  ref.form_reason = look.reason;
+  if (look.warn) {
+    ctx.warn("would install NVIDIA's original archive instead of the mirror's repack: " +
+             look.reason);
+  }
+  return {};
+}
+
 // --dry-run of an install that needs the archive: what would happen, in order, nothing
 // written (ops/plan.hpp).
 Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Resolved& r,
@@ -424,7 +568,10 @@ Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Res
                                                 (lower_hex(sel.package.sha256) + ".tar.xz"));
       std::vector<std::string> detail = r.archive_urls;
       detail.push_back("sha256 " + sel.package.sha256);
-      if (o.archive) {
+      TRY(dry_run_form(ctx, o, r, *out.archive));
+      if (out.archive->form == "repack") {
+        // dry_run_form named the repack step.
+      } else if (o.archive) {
         ctx.action("would verify " + *o.archive +
                        " against the manifest: " + bytes_text(sel.package.size),
                    std::move(detail));
@@ -433,6 +580,7 @@ Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Res
                        ": " + bytes_text(sel.package.size),
                    std::move(detail));
       } else {
+        detail.push_back("NVIDIA's archive: " + out.archive->form_reason);
         ctx.action("would download " + file + " from " + url_host(r.archive_urls.front()) + ": " +
                        bytes_text(sel.package.size) + ", kept in the cache " +
                        ctx.layout().cache_dir().string(),
@@ -461,6 +609,10 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
   std::optional<ArchiveName> named;
   if (o.archive) {
     named = parse_archive_name(*o.archive);
+  }
+  if (o.sidecar && !(o.archive && is_repack_file(*o.archive))) {
+    return fail(ErrorCode::usage, "--sidecar names the sidecar of a repack: it goes with "
+                                  "--archive FILE.tar.zst");
   }
   if (o.version.empty()) {
     if (!named) {

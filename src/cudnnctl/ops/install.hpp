@@ -19,7 +19,8 @@ namespace cudnnctl::ops {
 
 struct InstallOptions {
   std::string version;
-  std::optional<std::string> archive;  // --archive FILE (host path)
+  std::optional<std::string> archive;  // --archive FILE (host path): .tar.xz or a .tar.zst repack
+  std::optional<std::string> sidecar;  // --sidecar FILE: the repack's sidecar (host path)
   std::vector<std::string> components; // empty = default (runtime, headers)
   bool no_smoke = false;
   bool require_gpu = false;

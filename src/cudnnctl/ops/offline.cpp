@@ -10,13 +10,13 @@ namespace cudnnctl::ops {
 
 std::optional<ArchiveName> parse_archive_name(const std::string& path) {
   static const std::regex name(
-      R"(cudnn-(linux-[a-z0-9_]+)-([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)_cuda([0-9]{1,2})-archive\.tar\.xz)");
+      R"(cudnn-(linux-[a-z0-9_]+)-([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)_cuda([0-9]{1,2})-archive\.tar\.(xz|zst))");
   std::string base = std::filesystem::path(path).filename().string();
   std::smatch m;
   if (!std::regex_match(base, m, name)) {
     return std::nullopt;
   }
-  return ArchiveName{m[1].str(), m[2].str(), std::stoi(m[3].str())};
+  return ArchiveName{m[1].str(), m[2].str(), std::stoi(m[3].str()), m[4].str() == "zst"};
 }
 
 Result<release::Resolved> resolve_offline(const std::string& file, const std::string& wanted,

@@ -14,11 +14,13 @@ namespace cudnnctl::ops {
 
 // --- Interface ---
 
-// What NVIDIA's archive name says: cudnn-<platform>-<version>_cuda<M>-archive.tar.xz.
+// What NVIDIA's archive name says: cudnn-<platform>-<version>_cuda<M>-archive.tar.xz, or a
+// site mirror's repack of it (the same name ending in .tar.zst).
 struct ArchiveName {
   std::string platform; // "linux-x86_64"
   std::string version;  // "8.9.7.29"
   int cuda = 0;
+  bool repack = false; // .tar.zst
 };
 std::optional<ArchiveName> parse_archive_name(const std::string& path);
 

@@ -3,7 +3,7 @@
 
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
-#include "util/sha256.hpp"
+#include "util/sha256_worker.hpp"
 #include "verify/verify.hpp"
 
 #include <cerrno>
@@ -137,7 +137,7 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
     return verify::compare_digest(path.string(), expected_size, expected_sha256, file_size, "");
   }
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  util::Sha256 sha;
+  util::Sha256Worker sha; // hashes on its own thread while this one reads and feeds
   std::vector<char> buffer(size_t{1} << 20);
   std::optional<Error> deferred; // the sink's error, judged once the digest is known
   uint64_t done = 0;
