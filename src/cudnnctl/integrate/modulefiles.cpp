@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 namespace cudnnctl::integrate {
 
@@ -224,6 +225,13 @@ Result<int> sync_modulefiles(const store::Layout& layout, const store::Config& c
     TRY_ASSIGN(int pt, prune_dir(tcl, keep_tcl));
     TRY_ASSIGN(int pl, prune_dir(lua, keep_lua));
     n += d + pt + pl;
+  }
+  if (chosen.empty()) {
+    // Nothing left to load (a failed first install, the last entry gone, module_files off):
+    // the directories go too, when empty (a site's own file keeps them; rmdir says ENOTEMPTY).
+    for (const fs::path& dir : {tcl, lua, lua.parent_path(), tcl.parent_path()}) {
+      (void)::rmdir(dir.c_str());
+    }
   }
   return n;
 }

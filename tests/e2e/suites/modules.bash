@@ -5,6 +5,7 @@
 # /opt/cudnnctl-test/environment-modules). A program compiled against $CUDNN_INCLUDE_DIR
 # prints CUDNN_MAJOR, one that does a plain dlopen("libcudnn.so.9") names the store entry.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+source "$E2E_FIXTURES/adopt/handmade.bash"
 require_cudnnctl
 M=$(std_mirror)
 MIRROR=(--mirror "file://$M" --cuda 12)
@@ -77,6 +78,18 @@ expect_exit 0 cudnnctl --root "$R" recover
 expect_no_file "$MF/cudnn/8.9.7-cuda12"
 expect_no_file "$MF/lmod/cudnn/default"
 rm "$R/etc/cudnnctl/config.toml"
+
+TEST "adopt: the adopted entry gets its module files, and the default"
+RA=$(new_root)
+cuda_home_plain "$RA"
+hand_copy "$(release_dir 9.1.0 12)" "$RA/usr/local/cuda" cp-P
+expect_exit 0 cudnnctl --root "$RA" adopt
+AE=$(ls "$RA/opt/cudnn/store")
+AM=$(ls "$RA/opt/cudnn/modulefiles/cudnn") # the module version: the adopted label, -cuda12
+[[ "$AM" =~ ^9\.1\.0(\.70)?-cuda12$ ]] || fail "adopted module files: '$AM'"
+expect_contains "$RA/opt/cudnn/modulefiles/cudnn/$AM" "setenv CUDNN_PATH \"/opt/cudnn/store/$AE\""
+expect_contains "$RA/opt/cudnn/modulefiles/cudnn/.version" "set ModulesVersion \"$AM\""
+expect_symlink "$RA/opt/cudnn/modulefiles/lmod/cudnn/default" "$AM.lua"
 
 # The real module tools need the store paths to exist on this host: --user with HOME in the
 # temporary directory (root /, nothing written outside HOME; the user suite proves that).
