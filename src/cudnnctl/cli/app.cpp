@@ -45,6 +45,9 @@ void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
   app.add_flag("--require-pin", g.require_pin, "Refuse manifests without a pin");
   app.add_flag("--force", g.force,
                "Override compatibility refusals (CUDA major, driver) and recall refusals");
+  app.add_flag("--user", g.user,
+               "Non-root mode: prefix, state, cache and config under the XDG directories of "
+               "the user; no /etc writes, no loader drop-in, no CUDA-home links");
   app.add_flag("-q,--quiet", g.quiet, "Print only errors");
   app.add_flag("-v,--verbose", g.verbose, "More diagnostics (repeatable)");
 }

@@ -34,6 +34,10 @@ std::string loader_skip_reason(const store::Layout& layout, const store::EntryIn
   if (!host_runs(entry.platform)) {
     return "loader check skipped: " + entry.platform + " libraries do not run here";
   }
+  if (layout.user_mode()) {
+    return "loader check skipped: --user mode leaves the system's loader alone (activation is "
+           "through module files and `cudnnctl env`)";
+  }
   if (!integrate::loader_config_warnings(layout).empty()) {
     return "loader check skipped: the ld.so configuration under " + layout.root().string() +
            " does not include /etc/ld.so.conf.d";

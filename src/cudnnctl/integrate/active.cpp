@@ -3,6 +3,10 @@
 
 #include "integrate/home_links.hpp"
 #include "integrate/loader.hpp"
+#include "integrate/modulefiles.hpp"
+#include "integrate/pkgconfig.hpp"
+#include "store/entry.hpp"
+#include "store/generations.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 
@@ -10,6 +14,19 @@ namespace cudnnctl::integrate {
 
 Status integrate_active(const store::Layout& layout, const store::Config& config,
                         const std::optional<std::string>& entry, util::Notes& notes) {
+  TRY_ASSIGN(int changed, sync_modulefiles(layout, config, entry, notes));
+  if (changed > 0) {
+    notes.info("module files: " + std::to_string(changed) + " written or removed", 1);
+  }
+  if (layout.user_mode()) {
+    // --user: nothing outside the user's directories; cudnn.pc lies in the prefix.
+    if (!entry) {
+      return remove_pkgconfig(layout);
+    }
+    TRY_ASSIGN(store::EntryInfo info, store::read_entry(layout, *entry));
+    TRY_ASSIGN(auto gen, store::current_generation(layout));
+    return write_pkgconfig(layout, info, gen.value_or(0));
+  }
   if (entry) {
     TRY(util::make_dirs(layout.ld_conf_dropin().parent_path()));
     TRY(write_loader_dropin(layout, *entry));

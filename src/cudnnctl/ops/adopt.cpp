@@ -360,7 +360,7 @@ std::vector<DpkgPackage> report_dpkg_cudnn(Context& ctx) {
 Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out,
                             Outcome& outcome) {
   out.dpkg = report_dpkg_cudnn(ctx);
-  if (!ctx.config().manage_cuda_home) {
+  if (!ctx.config().manage_cuda_home || ctx.user_mode()) { // --user: no CUDA-home links
     return {};
   }
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
@@ -411,6 +411,12 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
 }
 
 Status adopt(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
+  if (ctx.user_mode()) {
+    return fail(ErrorCode::needs_root,
+                "adopt manages a CUDA home, which --user mode never touches: run it as root "
+                "without --user (a --user install activates through its module files and "
+                "`cudnnctl env`)");
+  }
   if (o.undo) {
     return adopt_undo(ctx, out);
   }

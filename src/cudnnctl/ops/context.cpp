@@ -5,13 +5,18 @@
 #include "ops/catalog.hpp"
 #include "ops/trust.hpp"
 #include "release/resolve.hpp"
+#include "store/user_dirs.hpp"
 #include "util/fs.hpp"
+
+#include <unistd.h>
 
 namespace cudnnctl::ops {
 
-Context::Context(GlobalOptions options, Config config)
+Context::Context(GlobalOptions options, Config config, store::OwnDirs dirs,
+                 std::string default_prefix)
     : m_opts(std::move(options)), m_config(std::move(config)),
-      m_layout(m_opts.root, m_opts.prefix.value_or(m_config.prefix.value_or("/opt/cudnn"))),
+      m_layout(m_opts.root, m_opts.prefix.value_or(m_config.prefix.value_or(default_prefix)),
+               std::move(dirs)),
       m_notes(util::NoteStyle{!m_opts.json, m_opts.quiet, m_opts.verbose, m_opts.dry_run}) {}
 
 std::vector<std::string> Context::mirrors() const {
@@ -65,8 +70,18 @@ Result<Context> make_context(const GlobalOptions& options) {
                                       *options.prefix + "\"");
   }
   TRY(check_root_dir(options.root));
-  TRY_ASSIGN(Config config, store::load_config(options.root));
-  Context ctx(options, std::move(config));
+  // The non-root mode: asked for, or implied by a non-root user's prefix under $HOME.
+  bool user = options.user ||
+              (::geteuid() != 0 && options.prefix && store::under_home(fs::path(*options.prefix)));
+  store::OwnDirs dirs;
+  std::string default_prefix = "/opt/cudnn";
+  if (user) {
+    TRY_ASSIGN(store::UserDirs u, store::user_dirs());
+    dirs = u.own;
+    default_prefix = u.prefix.string();
+  }
+  TRY_ASSIGN(Config config, store::load_config(options.root, dirs.config));
+  Context ctx(options, std::move(config), dirs, default_prefix);
   TRY(check_prefix_placement(ctx.layout()));
   return ctx;
 }

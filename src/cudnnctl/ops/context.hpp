@@ -47,6 +47,7 @@ struct GlobalOptions {
   std::optional<double> lock_timeout;
   bool require_pin = false;
   bool force = false;
+  bool user = false; // --user: the non-root mode (store/user_dirs.hpp)
   bool quiet = false;
   int verbose = 0;
   std::string argv_line; // the command line, for history and the journal
@@ -64,7 +65,10 @@ struct Outcome {
 
 class Context {
 public:
-  Context(GlobalOptions options, Config config);
+  // `dirs`: cudnnctl's own directories (the system's, or the user's under --user);
+  // `default_prefix`: the prefix without --prefix and the config's.
+  Context(GlobalOptions options, Config config, store::OwnDirs dirs = {},
+          std::string default_prefix = "/opt/cudnn");
 
   const GlobalOptions& opts() const { return m_opts; }
   const Config& config() const { return m_config; }
@@ -78,6 +82,8 @@ public:
   bool require_pin() const;
   std::optional<std::string> cacert() const;
   bool dry_run() const { return m_opts.dry_run; }
+  // The non-root mode (--user, or implied: not root and --prefix under $HOME).
+  bool user_mode() const { return m_layout.user_mode(); }
 
   // Notes (util/notes.hpp).
   void warn(const std::string& message) { m_notes.warn(message); }

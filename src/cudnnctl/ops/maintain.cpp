@@ -2,6 +2,7 @@
 #include "ops/maintain.hpp"
 
 #include "host/inuse.hpp"
+#include "integrate/modulefiles.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
 
@@ -149,6 +150,19 @@ Status recover(Context& ctx, RecoverResult& out) {
   // An active generation that is missing or damaged (verify exits 8): back to an intact one.
   TRY_ASSIGN(auto repaired, txn::repair_active(held, ctx.site()));
   out.done.insert(out.done.end(), repaired.begin(), repaired.end());
+  // Module files of entries that have none yet (a store from before them, or module_files
+  // turned on): recover is the command that regenerates them (integrate/modulefiles.hpp).
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  std::optional<std::string> active;
+  if (const auto* g = view.current ? view.generation(*view.current) : nullptr) {
+    active = g->entry;
+  }
+  TRY_ASSIGN(int modules,
+             integrate::sync_modulefiles(ctx.layout(), ctx.config(), active, ctx.notes()));
+  if (modules > 0) {
+    out.done.push_back("module files brought in line with the store (" + std::to_string(modules) +
+                       " written or removed)");
+  }
   for (const auto& d : out.done) {
     ctx.action(d);
   }

@@ -51,13 +51,14 @@ Status check_prefix_placement(const store::Layout& layout) {
   if (prefix == layout.host_dir("/").lexically_normal()) {
     return refuse("is the root of the system");
   }
-  for (const char* sys : {"/var/lib/cudnnctl", "/var/cache/cudnnctl", "/etc/cudnnctl"}) {
+  const auto& own = layout.own_dirs();
+  for (const fs::path& sys : {own.state, own.cache, own.config}) {
     const fs::path dir = layout.host_dir(sys).lexically_normal();
     if (within(prefix, dir)) {
-      return refuse(std::string("lies inside ") + sys + ", which cudnnctl keeps for itself");
+      return refuse("lies inside " + sys.string() + ", which cudnnctl keeps for itself");
     }
     if (within(dir, prefix)) {
-      return refuse(std::string("holds ") + sys + ", which cudnnctl keeps for itself");
+      return refuse("holds " + sys.string() + ", which cudnnctl keeps for itself");
     }
   }
   // Another prefix above this one: a store entry, a generation, or the prefix itself.

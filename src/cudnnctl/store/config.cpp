@@ -40,6 +40,18 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       } else {
         return type_error("an array of URL strings");
       }
+    } else if (key == "cuda_module") {
+      auto s = as<std::string>(e);
+      std::string bare = s ? *s : "";
+      for (size_t at; (at = bare.find("{cuda}")) != std::string::npos;) {
+        bare.replace(at, 6, "1");
+      }
+      // It lands in Tcl and Lua text unquoted: plain module-name characters only.
+      if (bare.empty() || bare.find_first_of(" \t\n\r\"'\\{}[]$;#") != std::string::npos) {
+        return type_error("a module name such as \"cuda/{cuda}\" (no spaces, quotes, brackets "
+                          "or braces but {cuda})");
+      }
+      c.cuda_module = *s;
     } else if (key == "prefix" || key == "cuda_home" || key == "platform" || key == "cacert") {
       auto s = as<std::string>(e);
       if (!s || s->empty()) {
@@ -58,7 +70,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
         c.cacert = *s;
       }
     } else if (key == "require_pin" || key == "manage_cuda_home" ||
-               key == "require_signed_recalls" || key == "recalls_from_mirror") {
+               key == "require_signed_recalls" || key == "recalls_from_mirror" ||
+               key == "module_files") {
       auto b = as<bool>(e);
       if (!b) {
         return type_error("true or false");
@@ -66,6 +79,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       (key == "require_pin"              ? c.require_pin
        : key == "manage_cuda_home"       ? c.manage_cuda_home
        : key == "require_signed_recalls" ? c.require_signed_recalls
+       : key == "module_files"           ? c.module_files
                                          : c.recalls_from_mirror) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
                key == "cuda" || key == "perf_gate") {
@@ -88,25 +102,26 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
         c.cuda = static_cast<int>(*n);
       }
     } else {
-      return fail(ErrorCode::usage,
-                  where(source, e) + "unknown key " + key +
-                      " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
-                      "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
-                      "require_signed_recalls, recalls_from_mirror, perf_gate)");
+      return fail(
+          ErrorCode::usage,
+          where(source, e) + "unknown key " + key +
+              " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
+              "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
+              "require_signed_recalls, recalls_from_mirror, perf_gate, module_files, cuda_module)");
     }
   }
   return c;
 }
 
-Status check_config_trust(const fs::path& root) {
+Status check_config_trust(const fs::path& root, const fs::path& config_dir) {
   TRY_ASSIGN(util::TrustedDir etc,
-             util::walk_trusted(root, "/etc/cudnnctl", "the configuration directory"));
+             util::walk_trusted(root, config_dir, "the configuration directory"));
   if (!etc.complete) {
     return {};
   }
-  TRY(util::check_trusted_file(root, "/etc/cudnnctl/config.toml", "the config"));
+  TRY(util::check_trusted_file(root, config_dir / "config.toml", "the config"));
   for (const char* sub : {"pins.d", "keys.d", "recalls.d"}) {
-    const fs::path sys = fs::path("/etc/cudnnctl") / sub;
+    const fs::path sys = config_dir / sub;
     TRY_ASSIGN(util::TrustedDir dir, util::walk_trusted(root, sys, "the configuration directory"));
     if (!dir.complete) {
       continue;
@@ -118,10 +133,12 @@ Status check_config_trust(const fs::path& root) {
   return {};
 }
 
-Result<Config> load_config(const std::string& root) {
+Result<Config> load_config(const std::string& root, const fs::path& config_dir) {
   // Whoever can write the config or a pin chooses what root installs (issue 14, B2).
-  TRY(check_config_trust(root));
-  fs::path path = Layout(root, "/").config_file();
+  TRY(check_config_trust(root, config_dir));
+  OwnDirs dirs;
+  dirs.config = config_dir;
+  fs::path path = Layout(root, "/", dirs).config_file();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return Config{};

@@ -31,6 +31,10 @@ struct Config {
   int smoke_timeout = 120;
   std::optional<int> perf_gate; // percent: install --perf-gate PCT by default (gates/perfgate.hpp)
   bool manage_cuda_home = true;
+  bool module_files = true; // Tcl and Lua module files per store entry (integrate/modulefiles.hpp)
+  // The CUDA module a cuDNN module needs (`prereq`), "{cuda}" replaced by the entry's CUDA
+  // major: "cuda/{cuda}" gives `prereq cuda/13`. Unset: a comment naming the CUDA major only.
+  std::optional<std::string> cuda_module;
 };
 
 // Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.
@@ -40,9 +44,12 @@ struct Config {
 // /etc/cudnnctl, config.toml and every file in pins.d/, keys.d/ and recalls.d/ (each owned by
 // root or us, writable by nobody else, a regular file; the rules of txn::check_ownership).
 // Missing ones are fine. Error: ErrorCode::environment.
-[[nodiscard]] Status check_config_trust(const std::filesystem::path& root);
+// `config_dir`: /etc/cudnnctl, or the user's under --user (store/user_dirs.hpp).
+[[nodiscard]] Status check_config_trust(const std::filesystem::path& root,
+                                        const std::filesystem::path& config_dir = "/etc/cudnnctl");
 
-// Reads <root>/etc/cudnnctl/config.toml (missing: defaults) after check_config_trust.
-[[nodiscard]] Result<Config> load_config(const std::string& root);
+// Reads <root><config_dir>/config.toml (missing: defaults) after check_config_trust.
+[[nodiscard]] Result<Config> load_config(const std::string& root,
+                                         const std::filesystem::path& config_dir = "/etc/cudnnctl");
 
 } // namespace cudnnctl::store

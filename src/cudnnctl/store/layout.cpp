@@ -5,9 +5,9 @@
 
 namespace cudnnctl::store {
 
-Layout::Layout(fs::path root, fs::path prefix)
+Layout::Layout(fs::path root, fs::path prefix, OwnDirs dirs)
     : m_root(root.empty() ? fs::path("/") : root.lexically_normal()),
-      m_prefix(prefix.lexically_normal()) {
+      m_prefix(prefix.lexically_normal()), m_dirs(std::move(dirs)) {
   // "/tmp/r/" and "/tmp/r" are the same root.
   std::string r = m_root.string();
   while (r.size() > 1 && r.back() == '/') {

@@ -380,9 +380,11 @@ Status check_ownership(const store::Layout& layout) {
       }
     }
   }
-  TRY(util::walk_trusted(layout.root(), "/var/lib/cudnnctl", "the state directory"));
-  TRY(util::walk_trusted(layout.root(), "/var/cache/cudnnctl", "the cache directory"));
-  TRY(util::walk_trusted(layout.root(), "/etc/ld.so.conf.d", "the loader drop-in directory"));
+  TRY(util::walk_trusted(layout.root(), layout.own_dirs().state, "the state directory"));
+  TRY(util::walk_trusted(layout.root(), layout.own_dirs().cache, "the cache directory"));
+  if (!layout.user_mode()) { // --user never writes the drop-in
+    TRY(util::walk_trusted(layout.root(), "/etc/ld.so.conf.d", "the loader drop-in directory"));
+  }
   return {};
 }
 

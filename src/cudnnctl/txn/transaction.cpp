@@ -5,6 +5,7 @@
 #include "integrate/active.hpp"
 #include "integrate/cuda_home.hpp"
 #include "integrate/home_links.hpp"
+#include "integrate/modulefiles.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
 #include "store/view.hpp"
@@ -570,6 +571,13 @@ Status Transaction::delete_items(const std::vector<int>& generations,
     TRY(util::hook("mid-gc"));
     TRY(util::remove_tree(trash));
   }
+  // The deleted entries' module files go with them (integrate/modulefiles.hpp).
+  TRY_ASSIGN(int changed,
+             integrate::sync_modulefiles(
+                 layout, m_site.config,
+                 current_entry.empty() ? std::nullopt : std::optional<std::string>(current_entry),
+                 m_site.notes));
+  (void)changed;
   return {};
 }
 

@@ -14,6 +14,7 @@ ErrorCode category(ErrorCode code) {
   case ErrorCode::not_installed:
   case ErrorCode::is_active:
   case ErrorCode::unknown_version:
+  case ErrorCode::needs_root:
     return ErrorCode::usage;
   case ErrorCode::no_cuda_build:
     return ErrorCode::requirement;
@@ -43,7 +44,8 @@ const std::vector<ErrorCode>& all_error_codes() {
                                              ErrorCode::unknown_version,
                                              ErrorCode::no_cuda_build,
                                              ErrorCode::mirror_not_found,
-                                             ErrorCode::mirror_not_manifest};
+                                             ErrorCode::mirror_not_manifest,
+                                             ErrorCode::needs_root};
   return all;
 }
 
@@ -109,6 +111,8 @@ const char* code_name(ErrorCode code) {
     return "mirror_not_found";
   case ErrorCode::mirror_not_manifest:
     return "mirror_not_manifest";
+  case ErrorCode::needs_root:
+    return "needs_root";
   }
   return "internal";
 }

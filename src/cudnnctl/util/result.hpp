@@ -35,6 +35,7 @@ enum class ErrorCode {
   no_cuda_build,        // 7: the release has no build for the CUDA major this host needs
   mirror_not_found,     // 3: a release cudnnctl knows, 404 on every mirror
   mirror_not_manifest,  // 3: a mirror answered something else (an HTML page) for a manifest
+  needs_root,           // 2: --user mode refuses what only the system mode does (adopt)
 };
 
 // The category of the exit-code table `code` belongs to (itself for the categories).
