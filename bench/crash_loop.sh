@@ -9,14 +9,17 @@
 # Environment: CUDNNCTL (default build/bin/cudnnctl), CRASH_LOOP_SEED (default: the time;
 # printed, so a failing run can be replayed), CRASH_LOOP_PAD (bytes of incompressible
 # padding per big library, default 12000000: a ~16 MB archive whose install takes about
-# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack"),
+# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack alongside slotback"),
 # E2E_KEEP=1 keeps the work directory. adopt takes over a hand-made copy of the 9.1.0 release in
 # the root's /usr/local/cuda (every original must still read as its bytes, through a link or
 # as itself); restore imports a backup of generation 2; mirror copies 9.1.0 into a directory
 # outside the root (everything it serves must be complete: byte for byte the source's); repack
 # runs `mirror 9.1.0 --repack zstd` over a mirrored copy (every pinned sidecar must name a
 # complete .tar.zst: size and sha256; a host installs from what the kill left, the repack or
-# NVIDIA's xz, and from the repack once a second run finished it). Prints one line per trial and a summary table; exit 1 on any violation
+# NVIDIA's xz, and from the repack once a second run finished it); alongside installs 9.27.0
+# --alongside into a new slot 9-cuda12 beside the primary 8.9.7 and slotback runs `rollback
+# --slot 9-cuda12` (4 -> 3): `current` must stay, the slot pointer be old or new
+# (tests/e2e/crash_check.py --slot). Prints one line per trial and a summary table; exit 1 on any violation
 # (the trial's root is kept). Results of the long runs: docs/RELIABILITY.md.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CUDNNCTL=${CUDNNCTL:-$here/../build/bin/cudnnctl}
@@ -28,7 +31,7 @@ require_cudnnctl
 TRIALS=${1:-300}
 SEED=${CRASH_LOOP_SEED:-$(date +%s)}
 PAD=${CRASH_LOOP_PAD:-12000000}
-COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror repack})
+COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror repack alongside slotback})
 RANDOM=$SEED
 echo "crash_loop: $TRIALS trials, seed $SEED, padding $PAD bytes, commands ${COMMANDS[*]}" >&2
 
@@ -52,6 +55,11 @@ c "$T/base" install 9.1.0 >/dev/null 2>&1 || fail "setup: install 9.1.0"
 c "$T/base" install 8.9.7 >/dev/null 2>&1 || fail "setup: install 8.9.7"
 cp -a "$T/base" "$T/gc"
 c "$T/gc" install 9.27.0 >/dev/null 2>&1 || fail "setup: install 9.27.0"
+# slots: 8.9.7 primary (generation 2), slot 9-cuda12 with generations 3 (9.1.0) and 4 (9.27.0)
+cp -a "$T/base" "$T/slots"
+c "$T/slots" use 9.1.0 --alongside --no-smoke >/dev/null 2>&1 || fail "setup: use 9.1.0 --alongside"
+c "$T/slots" install 9.27.0 --alongside --no-smoke >/dev/null 2>&1 ||
+  fail "setup: install 9.27.0 --alongside"
 rm -f "$T/base/var/cache/cudnnctl/"*   # install 9.27.0 downloads (then verifies, extracts)
 c "$T/base" mirror 9.1.0 --to "$T/site.tpl" >/dev/null 2>&1 || fail "setup: mirror 9.1.0"
 c "$T/base" backup --output "$T/gen2.tar.zst" >/dev/null 2>&1 || fail "setup: backup"
@@ -66,12 +74,20 @@ cp -P "$T/rel"/lib/libcudnn* "$T/adopt/usr/local/cuda/lib64/"
 echo '#define CUDART_VERSION 12040' >"$T/adopt/usr/local/cuda/include/cuda_runtime_api.h"
 (cd "$T/adopt/usr/local/cuda" && sha256sum include/cudnn*.h lib64/libcudnn*) >"$T/adopt.sums"
 # per command: template, arguments, old generation, new generation
-declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base [repack]=base)
+declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base
+  [repack]=base [alongside]=base [slotback]=slots)
 declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1"
   [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror"
-  [repack]="mirror 9.1.0 --to $E2E_TMP/w.mirror --repack zstd")
-declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2 [repack]=2)
-declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2 [repack]=2)
+  [repack]="mirror 9.1.0 --to $E2E_TMP/w.mirror --repack zstd"
+  [alongside]="install 9.27.0 --alongside" [slotback]="rollback --slot 9-cuda12")
+declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2
+  [repack]=2 [alongside]=2 [slotback]=2)
+declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2
+  [repack]=2 [alongside]=2 [slotback]=2)
+# slot switches: `current` stays (OLD = NEW above); the slot pointer is old or new
+declare -A SLOT=([alongside]=9-cuda12 [slotback]=9-cuda12)
+declare -A SOLD=([alongside]=none [slotback]=4)
+declare -A SNEW=([alongside]=3 [slotback]=3)
 MIRRORED=(redistrib_9.1.0.json cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz)
 # mirror_check DIR: every file DIR serves (outside its work directory .cudnnctl) is complete:
 # byte for byte the source's, or the pins list naming the source's manifest digest
@@ -220,19 +236,30 @@ for trial in $(seq "$TRIALS"); do
     continue
   fi
   # right away: old or new, every published entry complete, status readable
-  cr_check "$W" --allowed "$old,$new"
+  slot_args=()
+  [ -z "${SLOT[$cmd]:-}" ] || slot_args=(--slot "${SLOT[$cmd]}" --slot-allowed "${SOLD[$cmd]},${SNEW[$cmd]}")
+  cr_check "$W" --allowed "$old,$new" "${slot_args[@]}"
   [ "$cmd" != adopt ] || adopt_check "$W"
   seen=$CR_STATE
+  slot_seen=$(readlink "$W/opt/cudnn/slots/${SLOT[$cmd]:-none}" || echo none)
   expect_exit 0 cudnnctl --root "$W" status
   # the next mutating command
   expect_exit 0 cudnnctl --root "$W" recover
-  cr_check "$W" --allowed "$old,$new" --clean --loader
+  cr_check "$W" --allowed "$old,$new" --clean --loader "${slot_args[@]}"
   after=$CR_STATE
   [ "$cmd" != adopt ] || adopt_check "$W"
   [ "$after" = "$seen" ] || fail "recover moved current from $seen to $after"
-  [ "$after" = none ] || expect_exit 0 cudnnctl --root "$W" verify
+  if [ -n "${SLOT[$cmd]:-}" ]; then
+    # a slot switch: the history and the counts below speak of the slot's pointer
+    slot_after=$(readlink "$W/opt/cudnn/slots/${SLOT[$cmd]}" || echo none)
+    [ "$slot_after" = "$slot_seen" ] || fail "recover moved slot ${SLOT[$cmd]} from $slot_seen to $slot_after"
+    old=${SOLD[$cmd]} new=${SNEW[$cmd]}
+    after=${slot_after#../generations/}
+    seen="$seen, slot ${SLOT[$cmd]} ${slot_seen#../generations/}"
+  fi
+  [ "$CR_STATE" = none ] || expect_exit 0 cudnnctl --root "$W" verify
   # history: at most one record for the trial's command, telling where it ended
-  python3 - "$W/var/lib/cudnnctl/history.jsonl" "$h0" "$cmd" "$old" "$new" "$after" <<'PYEOF' ||
+  python3 - "$W/var/lib/cudnnctl/history.jsonl" "$h0" "${ARGS[$cmd]}" "$old" "$new" "$after" <<'PYEOF' ||
 import json, os, sys
 path, h0, cmd, old, new, after = sys.argv[1:]
 # adopt starts from a root with no history yet: killed before its first record, none exists

@@ -5,11 +5,14 @@
     crash_check.py ROOT [--prefix /opt/cudnn] [--allowed A,B] [--clean] [--loader]
                    [--history-count N] [--last RESULT[|RESULT...]] [--last-command CMD]
                    [--last-from GEN|none] [--last-to GEN|none|any]
-                   [--record IDX:RESULT:COMMAND:FROM:TO]...
+                   [--record IDX:RESULT:COMMAND:FROM:TO]... [--slot S [--slot-allowed A,B]]
 
 Reads only. Checks, independently of cudnnctl (it parses the on-disk layout itself):
   (a) `<prefix>/current` is absent or exactly `generations/<N>`, and N (or "none") is one
       of --allowed;
+  (a') every `<prefix>/slots/<S>` pointer (the non-primary slots) is exactly
+      `../generations/<N>` naming an existing generation; with --slot S, N (or "none") is one
+      of --slot-allowed, printed as `slot=<N|none>` before the current line;
   (b) every store entry under its real name (not only the active one) matches its
       .cudnnctl-entry.json exactly: each file's size, mode and sha256, each symlink's text,
       each directory, and nothing else in the tree. Every generation link names an
@@ -19,8 +22,10 @@ Reads only. Checks, independently of cudnnctl (it parses the on-disk layout itse
       no generation uses;
   (d) with --history-count/--last*: history.jsonl has that many records and the last one
       says what happened;
-  (e) with --loader: the drop-in names the active entry's lib/ (or is absent with no active
-      generation) and `ldconfig -r ROOT -p` resolves libcudnn.so.<major> into that entry.
+  (e) with --loader: the drop-in names the active entry's lib/, then one entry per other
+      cuDNN major active in a slot (or is absent with no active generation), and `ldconfig -r
+      ROOT -p` resolves libcudnn.so.<major> into that entry (and each slot's major into the
+      store).
 Prints `current=<N|none>` and exits 0, or prints every violated invariant and exits 1.
 """
 import argparse
@@ -106,6 +111,8 @@ def main():
     ap.add_argument("--allowed", default=None)
     ap.add_argument("--clean", action="store_true")
     ap.add_argument("--loader", action="store_true")
+    ap.add_argument("--slot", default=None)
+    ap.add_argument("--slot-allowed", default=None)
     ap.add_argument("--history-count", type=int, default=None)
     ap.add_argument("--last", default=None)
     ap.add_argument("--last-command", default=None)
@@ -162,6 +169,33 @@ def main():
                 metas.add(int(n[:-5]))
     if current is not None and current not in gens:
         bad("current names generation %d, which does not exist" % current)
+
+    # (a') the non-primary slots' pointers: <prefix>/slots/<slot> -> ../generations/<N>
+    slots = {}
+    slots_dir = os.path.join(prefix, "slots")
+    if os.path.isdir(slots_dir):
+        for n in sorted(os.listdir(slots_dir)):
+            p = os.path.join(slots_dir, n)
+            if not re.fullmatch(r"[0-9]+-cuda[0-9]+", n):
+                if a.clean and re.fullmatch(r".*\.tmp\..*", n):
+                    bad("leftover %s" % p)
+                continue
+            if not os.path.islink(p):
+                bad("slots/%s is not a symlink" % n)
+                continue
+            m = re.fullmatch(r"\.\./generations/([1-9][0-9]*)", os.readlink(p))
+            if not m:
+                bad("slots/%s -> %s, not ../generations/<N>" % (n, os.readlink(p)))
+                continue
+            slots[n] = int(m.group(1))
+            if slots[n] not in gens:
+                bad("slots/%s names generation %d, which does not exist" % (n, slots[n]))
+    slot_s = None
+    if a.slot is not None:
+        slot_s = str(slots[a.slot]) if a.slot in slots else "none"
+        if a.slot_allowed is not None and slot_s not in a.slot_allowed.split(","):
+            bad("slot %s is %s, allowed only %s (a state that is neither old nor new)" % (
+                a.slot, slot_s, a.slot_allowed))
 
     # (b) every published entry is complete; every generation names one
     entries = {}
@@ -258,8 +292,18 @@ def main():
             except OSError as e:
                 lines = None
                 bad("drop-in unreadable: %s" % e)
-            if lines is not None and lines != [want]:
-                bad("drop-in names %s, expected %s" % (lines, want))
+            # one entry per cuDNN major: the primary slot's first, then the other slots'
+            # (a major the primary has, or one another slot already gave, is not repeated)
+            wants = [want]
+            majors = {str((entries.get(active_entry) or {}).get("version", "")).split(".")[0]}
+            for n, g in sorted(slots.items(), key=lambda kv: -int(kv[0].split("-")[0])):
+                e = gens.get(g)
+                mj = n.split("-")[0]
+                if e and mj not in majors:
+                    majors.add(mj)
+                    wants.append("/" + a.prefix.strip("/") + "/store/" + e + "/lib")
+            if lines is not None and lines != wants:
+                bad("drop-in names %s, expected %s" % (lines, wants))
         major = None
         if active_entry and entries.get(active_entry):
             major = str(entries[active_entry].get("version", "")).split(".")[0]
@@ -275,11 +319,21 @@ def main():
             want = "/" + a.prefix.strip("/") + "/store/" + active_entry + "/lib/" + so
             if found.get(so) != want:
                 bad("ldconfig -r resolves %s to %s, expected %s" % (so, found.get(so), want))
+            for n, g in slots.items():
+                mj = n.split("-")[0]
+                if mj == major or not gens.get(g):
+                    continue
+                so = "libcudnn.so." + mj
+                if not (found.get(so) or "").startswith("/" + a.prefix.strip("/") + "/store/"):
+                    bad("ldconfig -r resolves %s (slot %s) to %s, not a store entry" % (
+                        so, n, found.get(so)))
         elif active_entry is None:
             for so, path in found.items():
                 if path.startswith("/" + a.prefix.strip("/") + "/"):
                     bad("no active generation, but the ld.so cache still maps %s to %s" % (so, path))
 
+    if slot_s is not None:
+        print("slot=%s" % slot_s)
     print("current=%s" % cur_s)
     if problems:
         for p in problems:

@@ -101,6 +101,9 @@ void register_install(CLI::App& app, Action& action) {
   cmd->add_option("--components", *components,
                   "Comma-separated: runtime, headers, static (default runtime,headers)");
   cmd->add_flag("--no-smoke", o->no_smoke, "Skip the GPU smoke test after the switch");
+  cmd->add_flag("--alongside", o->alongside,
+                "Activate it in its own slot (cuDNN major, CUDA major) and keep the other "
+                "slots' versions active");
   cmd->add_flag("--require-gpu", o->require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   cmd->add_option("--perf-gate", o->perf_gate,

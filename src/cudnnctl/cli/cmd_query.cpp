@@ -16,6 +16,29 @@ using nlohmann::json;
 
 namespace {
 
+// data.slots: every active slot (DESIGN.md "Slots"), the primary first.
+void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, bool human) {
+  json list = json::array();
+  for (const auto& s : slots) {
+    list.push_back({{"slot", s.slot},
+                    {"version", s.info.version},
+                    {"cuda", s.info.cuda},
+                    {"platform", s.info.platform},
+                    {"generation", s.info.generation},
+                    {"path", s.info.path},
+                    {"primary", s.primary}});
+  }
+  report.data()["slots"] = list;
+  if (human && slots.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& s : slots) {
+      parts.push_back(s.slot + (s.primary ? " (primary)" : "") + ": cuDNN " + s.info.version +
+                      ", generation " + std::to_string(s.info.generation));
+    }
+    report.line("slots:    " + util::join(parts, "; "));
+  }
+}
+
 void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report) {
   report.outcome = r;
   auto& data = report.data();
@@ -42,6 +65,7 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   if (r.in_progress) {
     report.line("running:  " + *r.in_progress);
   }
+  put_slots(r.slots, report, true);
   report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
               std::to_string(r.generations) + " generation(s)");
   if (r.unmanaged_home) {
@@ -65,7 +89,7 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
   report.outcome = r;
   const auto& view = r.view;
   json installed = json::array();
-  const auto* active = view.active_entry();
+  put_slots(r.slots, report, false);
   for (const auto& e : view.entries) {
     std::vector<int> gens;
     for (const auto& g : view.generations) {
@@ -73,7 +97,13 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
         gens.push_back(g.number);
       }
     }
-    bool is_active = active && active->name == e.name;
+    std::string in_slot;
+    for (const auto& s : r.slots) {
+      if (s.info.entry == e.name) {
+        in_slot = s.slot;
+      }
+    }
+    bool is_active = !in_slot.empty();
     installed.push_back({{"version", e.version},
                          {"label", e.label},
                          {"cuda", e.cuda_major},
@@ -84,6 +114,7 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
                          {"path", ctx.layout().entry_dir(e.name).string()},
                          {"generations", gens},
                          {"active", is_active},
+                         {"slot", store::slot_id(e)},
                          {"created", e.created}});
     std::vector<std::string> gs;
     for (int g : gens) {
@@ -103,7 +134,8 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
                            {"parent", g.parent ? json(*g.parent) : json(nullptr)},
                            {"created", g.created},
                            {"command", g.command},
-                           {"active", view.current == g.number}});
+                           {"slot", view.slot_of(g.number)},
+                           {"active", view.is_active(g.number)}});
   }
   report.data()["generations"] = generations;
 }

@@ -2,9 +2,11 @@
 #include "cli/commands.hpp"
 #include "cli/render.hpp"
 #include "ops/activate.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::cli {
 
@@ -12,6 +14,9 @@ namespace {
 
 void render(const ops::RollbackResult& r, Report& report) {
   report.outcome = r;
+  if (!r.slot.empty()) {
+    report.data()["slot"] = r.slot;
+  }
   using Said = ops::RollbackResult::Said;
   switch (r.said) {
   case Said::none:
@@ -23,6 +28,18 @@ void render(const ops::RollbackResult& r, Report& report) {
     report.line("generation " + std::to_string(r.target) + " is already active; nothing to do");
     break;
   case Said::rolled_back:
+    if (!r.slot.empty()) {
+      if (const auto& a = r.slot_active) {
+        report.line("rolled back slot " + r.slot + " to cuDNN " + a->version + " (CUDA " +
+                    std::to_string(a->cuda) + ", " + a->platform + "), generation " +
+                    std::to_string(r.target) + "; the other slots are unchanged");
+      }
+      break;
+    }
+    if (!r.untouched.empty()) {
+      report.line("rolled back the primary slot; unchanged alongside: " +
+                  util::join(r.untouched, ", ") + " (`rollback --slot S` walks one of them)");
+    }
     if (const auto& a = r.active) {
       report.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) +
                   ", " + a->platform + "), generation " + std::to_string(r.target));
@@ -43,6 +60,9 @@ void register_switch(CLI::App& app, Action& action) {
   use->add_option("VERSION", use_opts->version, "Installed label or version")->required();
   use->add_flag("--no-smoke", use_opts->demands.no_smoke,
                 "Skip the GPU smoke test after the switch");
+  use->add_flag("--alongside", use_opts->demands.alongside,
+                "Activate it in its own slot (cuDNN major, CUDA major) and keep the other "
+                "slots' versions active");
   use->add_flag("--require-gpu", use_opts->demands.require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   use->callback([use_opts, &action] {
@@ -56,15 +76,19 @@ void register_switch(CLI::App& app, Action& action) {
   });
 
   auto to = std::make_shared<std::optional<std::string>>();
+  auto slot = std::make_shared<std::optional<std::string>>();
   auto* rb = app.add_subcommand(
       "rollback", "Switch back to the generation active before this one (no network)");
   rb->add_option("--to", *to,
                  "Switch to this generation number, or to the newest generation of this store "
                  "entry (the name `list` prints), instead");
-  rb->callback([to, &action] {
-    action = [to](ops::Context& ctx, Report& report) {
+  rb->add_option("--slot", *slot,
+                 "Walk this slot's generations (e.g. 8-cuda12, as `status` lists them); the "
+                 "others stay as they are");
+  rb->callback([to, slot, &action] {
+    action = [to, slot](ops::Context& ctx, Report& report) {
       ops::RollbackResult r;
-      Status st = ops::rollback(ctx, *to, r);
+      Status st = ops::rollback(ctx, *to, r, *slot);
       render(r, report);
       return st;
     };

@@ -137,6 +137,13 @@ void put_switch(const ops::SwitchResult& r, Report& report) {
   case ops::Switched::none:
     break;
   case ops::Switched::activated:
+    if (const auto& a = r.slot_active; a && !r.slot.empty()) {
+      report.line("cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " + a->platform +
+                  ") is active alongside in slot " + r.slot + " as generation " +
+                  std::to_string(a->generation) + ": " + a->path);
+      report.data()["slot"] = r.slot;
+      break;
+    }
     say_active(r, report);
     break;
   case ops::Switched::already_active:

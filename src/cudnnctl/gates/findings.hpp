@@ -98,6 +98,10 @@ struct Demands {
   bool no_smoke = false;
   bool require_gpu = false;
   std::optional<double> perf_gate; // --perf-gate PCT (or config perf_gate): gates/perfgate.hpp
+  bool alongside = false;          // --alongside: activate in its own slot (store/slots.hpp)
+  // Set by the switch, not the user: why the loader check does not apply (a slot whose cuDNN
+  // major the primary slot's build serves); the check is recorded as skipped with it.
+  std::string loader_skip;
 };
 
 } // namespace cudnnctl::gates

@@ -128,7 +128,12 @@ Status post_switch_checks(Env& env, const std::string& entry_name, const Demands
                           Findings& out) {
   TRY(util::hook("post-switch-check"));
   TRY_ASSIGN(store::EntryInfo entry, store::read_entry(env.layout, entry_name));
-  TRY(check_loader(env, entry, out));
+  if (!demands.loader_skip.empty()) {
+    out.check("loader", "skipped", demands.loader_skip);
+    env.notes.info(demands.loader_skip);
+  } else {
+    TRY(check_loader(env, entry, out));
+  }
   if (demands.no_smoke) {
     out.check("smoke", "skipped", "--no-smoke");
     out.smoke_off = "--no-smoke";

@@ -5,6 +5,7 @@
 #include "integrate/loader.hpp"
 #include "integrate/modulefiles.hpp"
 #include "integrate/pkgconfig.hpp"
+#include "integrate/slots.hpp"
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "util/fs.hpp"
@@ -27,14 +28,21 @@ Status integrate_active(const store::Layout& layout, const store::Config& config
     TRY_ASSIGN(auto gen, store::current_generation(layout));
     return write_pkgconfig(layout, info, gen.value_or(0));
   }
-  if (entry) {
+  // One entry per cuDNN major: `entry` (the primary slot's) and the other slots' picks.
+  TRY_ASSIGN(auto entries, loader_entries(layout, config, entry));
+  std::vector<std::string> names;
+  for (const auto& e : entries) {
+    names.push_back(e.name);
+  }
+  if (!names.empty()) {
     TRY(util::make_dirs(layout.ld_conf_dropin().parent_path()));
-    TRY(write_loader_dropin(layout, *entry));
+    TRY(write_loader_dropin(layout, names));
   } else {
     TRY(remove_loader_dropin(layout));
   }
   TRY(util::hook("mid-integration"));
-  TRY(link_cuda_home(layout, config, entry, notes));
+  std::vector<std::string> others(names.begin() + (entry && !names.empty() ? 1 : 0), names.end());
+  TRY(link_cuda_home(layout, config, entry, others, notes));
   for (const auto& w : loader_config_warnings(layout)) {
     notes.warn(w);
   }

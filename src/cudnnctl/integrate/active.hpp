@@ -16,7 +16,8 @@ namespace cudnnctl::integrate {
 
 // --- Interface ---
 
-// The loader drop-in names `entry`'s lib/ (removed when nullopt), the CUDA-home links and
+// The loader drop-in names `entry`'s lib/ (the primary slot's) and one entry's lib/ per other
+// cuDNN major active in a slot (integrate/slots.hpp; removed when none), the CUDA-home links and
 // cudnn.pc follow (home_links.hpp), then ldconfig rebuilds the cache. Warnings (an
 // ld.so.conf without the include line, CUDA-home directories left alone) go to `notes`.
 // Idempotent. Test hook: mid-integration (after the drop-in).

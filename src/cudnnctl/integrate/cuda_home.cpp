@@ -381,7 +381,7 @@ LinkPlan plan_links(const store::Layout& layout, const std::string& entry,
     std::set<std::string> wanted_names;
     for (const auto* w : want) {
       wanted_names.insert(w->name);
-      std::string text = link_text(layout, dir, entry, w->file);
+      std::string text = link_text(layout, dir, w->entry.empty() ? entry : w->entry, w->file);
       const Found* have = nullptr;
       for (const auto* f : found) {
         if (f->path.filename() == w->name) {

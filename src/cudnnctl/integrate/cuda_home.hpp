@@ -127,6 +127,7 @@ struct Wanted {
   fs::path dir;
   std::string name;
   std::string file;
+  std::string entry; // the store entry holding `file`; empty: the plan's entry
 };
 
 // The names store entry `entry` offers (its top-level include/cudnn*.h and lib/libcudnn*,

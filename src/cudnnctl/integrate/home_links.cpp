@@ -3,7 +3,9 @@
 
 #include "host/dpkg_owned.hpp"
 #include "integrate/pkgconfig.hpp"
+#include "integrate/slots.hpp"
 #include "store/generations.hpp"
+#include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -221,9 +223,64 @@ Status check_home_switch(const store::Layout& layout, const store::Config& confi
 
 Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                       const std::optional<std::string>& entry, util::Notes& notes) {
+  TRY_ASSIGN(auto entries, loader_entries(layout, config, entry));
+  std::vector<std::string> others;
+  for (const auto& e : entries) {
+    if (!entry || e.name != *entry) {
+      others.push_back(e.name);
+    }
+  }
+  return link_cuda_home(layout, config, entry, others, notes);
+}
+
+namespace {
+
+int major_of(const store::EntryInfo& e) {
+  return store::slot_major(store::slot_id(e));
+}
+
+// The links of several active majors: everything of the highest major's entry, and the
+// versioned library names ("libcudnn*.so.<N>...") of the others.
+std::vector<Wanted> wanted_for_slots(const store::Layout& layout,
+                                     const std::vector<store::EntryInfo>& infos,
+                                     const std::vector<fs::path>& inc,
+                                     const std::vector<fs::path>& lib) {
+  int highest = 0;
+  for (const auto& i : infos) {
+    highest = std::max(highest, major_of(i));
+  }
+  std::vector<Wanted> out;
+  bool took_highest = false;
+  for (const auto& i : infos) {
+    bool top = !took_highest && major_of(i) == highest;
+    took_highest = took_highest || top;
+    for (auto& w : wanted_links(layout, i, inc, lib)) {
+      if (!top && w.name.find(".so.") == std::string::npos) {
+        continue;
+      }
+      w.entry = i.name;
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+Status link_cuda_home(const store::Layout& layout, const store::Config& config,
+                      const std::optional<std::string>& entry,
+                      const std::vector<std::string>& others, util::Notes& notes) {
   std::optional<store::EntryInfo> info;
   if (entry) {
     TRY_ASSIGN(info, store::read_entry(layout, *entry));
+  }
+  std::vector<store::EntryInfo> infos;
+  if (info) {
+    infos.push_back(*info);
+  }
+  for (const auto& o : others) {
+    TRY_ASSIGN(store::EntryInfo oi, store::read_entry(layout, o));
+    infos.push_back(std::move(oi));
   }
   TRY(write_pc(layout, info));
   if (!config.manage_cuda_home) {
@@ -241,10 +298,7 @@ Status link_cuda_home(const store::Layout& layout, const store::Config& config,
     return {};
   }
   TRY_ASSIGN(auto listings, list_dirs(layout, t.dirs, state, notes));
-  std::vector<Wanted> wanted;
-  if (info) {
-    wanted = wanted_links(layout, *info, t.inc, t.lib);
-  }
+  std::vector<Wanted> wanted = wanted_for_slots(layout, infos, t.inc, t.lib);
   auto plan = plan_links(layout, entry.value_or(""), wanted, listings);
   // Every directory that may hold our links is recorded before a link is made there, so a
   // later switch finds them even after a crash or a change of cuda_home.
@@ -267,8 +321,9 @@ Status link_cuda_home(const store::Layout& layout, const store::Config& config,
   }
   if (linked || removed) {
     notes.action("CUDA home: " + std::to_string(linked) + " link(s) to " +
-                 (entry ? *entry : std::string("-")) + " made, " + std::to_string(removed) +
-                 " removed in " + util::join(as_strings(t.dirs), ", "));
+                 (entry ? *entry : std::string("-")) +
+                 (others.empty() ? std::string() : " and " + util::join(others, ", ")) + " made, " +
+                 std::to_string(removed) + " removed in " + util::join(as_strings(t.dirs), ", "));
   }
   return record_dirs(layout, state, as_strings(plan.linked_dirs));
 }

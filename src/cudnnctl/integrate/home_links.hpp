@@ -23,6 +23,13 @@ namespace cudnnctl::integrate {
 // Links for `entry` (nullopt: none) and cudnn.pc. With manage_cuda_home = false only cudnn.pc.
 // Directories that are read-only, or that would hold links into a tmpfs store from persistent
 // storage, keep what they hold, with a warning; the switch goes on.
+// `others`: the entries of the other cuDNN majors active in slots (integrate/slots.hpp):
+// their versioned library names are linked too, and the unversioned names (libcudnn.so,
+// the headers) come from the highest cuDNN major among all of them.
+[[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
+                                    const std::optional<std::string>& entry,
+                                    const std::vector<std::string>& others, util::Notes& notes);
+// Same, with `others` read from the slot pointers on disk.
 [[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                                     const std::optional<std::string>& entry, util::Notes& notes);
 

@@ -19,10 +19,15 @@ std::string ldconfig_path() {
   return "ldconfig";
 }
 
-Status write_loader_dropin(const store::Layout& layout, const std::string& entry) {
-  std::string content = "# Managed by cudnnctl: the active cuDNN store entry. Do not edit;\n"
-                        "# `cudnnctl use/rollback` rewrites this file.\n" +
-                        (layout.sys_entry_dir(entry) / "lib").string() + "\n";
+Status write_loader_dropin(const store::Layout& layout, const std::vector<std::string>& entries) {
+  std::string content = entries.size() > 1
+                            ? "# Managed by cudnnctl: the active cuDNN store entries, one per "
+                              "cuDNN major. Do not edit;\n"
+                            : "# Managed by cudnnctl: the active cuDNN store entry. Do not edit;\n";
+  content += "# `cudnnctl use/rollback` rewrites this file.\n";
+  for (const auto& entry : entries) {
+    content += (layout.sys_entry_dir(entry) / "lib").string() + "\n";
+  }
   // Already so (a revert to a generation whose drop-in was never replaced, a redo by
   // recovery): no write, so an undo also succeeds where the directory is read-only.
   struct stat st;

@@ -18,13 +18,15 @@ namespace cudnnctl::integrate {
 
 // --- Interface ---
 
-// Atomically writes the drop-in naming <prefix>/store/<entry>/lib (path inside the root).
-[[nodiscard]] Status write_loader_dropin(const store::Layout& layout, const std::string& entry);
+// Atomically writes the drop-in naming <prefix>/store/<entry>/lib (path inside the root) for
+// each of `entries` (one per cuDNN major, the primary slot's first: integrate/slots.hpp).
+[[nodiscard]] Status write_loader_dropin(const store::Layout& layout,
+                                         const std::vector<std::string>& entries);
 
 // Removes the drop-in (missing is fine).
 [[nodiscard]] Status remove_loader_dropin(const store::Layout& layout);
 
-// The directory the drop-in currently names, nullopt when there is no drop-in.
+// The first directory the drop-in names (the primary slot's), nullopt when there is no drop-in.
 [[nodiscard]] std::optional<std::string> loader_dropin_dir(const store::Layout& layout);
 
 // Runs `ldconfig -X` (root "/") or `ldconfig -X -r <root>`: the cache only, never a link

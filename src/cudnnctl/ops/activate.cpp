@@ -4,13 +4,104 @@
 #include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
 #include "gates/recall.hpp"
+#include "integrate/slots.hpp"
 #include "manifest/version.hpp"
 #include "ops/plan.hpp"
 #include "ops/recalls.hpp"
+#include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace cudnnctl::ops {
+
+namespace {
+
+// The entries the loader drop-in names now (integrate/slots.hpp).
+Result<std::vector<std::string>> loader_names(Context& ctx) {
+  TRY_ASSIGN(auto cur, store::current_generation(ctx.layout()));
+  std::vector<std::string> w;
+  TRY_ASSIGN(auto gens, store::list_generations(ctx.layout(), w));
+  std::optional<std::string> primary;
+  for (const auto& g : gens) {
+    if (cur && g.number == *cur) {
+      primary = g.entry;
+    }
+  }
+  TRY_ASSIGN(auto entries, integrate::loader_entries(ctx.layout(), ctx.config(), primary));
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    out.push_back(e.name);
+  }
+  return out;
+}
+
+std::string describe_slot(const store::StoreView& view, const std::string& slot) {
+  auto n = view.slot_current(slot);
+  const auto* g = n ? view.generation(*n) : nullptr;
+  const auto* e = g ? view.entry(g->entry) : nullptr;
+  return slot + " (" + (e ? e->version : std::string("?")) + ", generation " +
+         (n ? std::to_string(*n) : std::string("?")) + ")";
+}
+
+// The slot fields of a switch's result: what slot `slot` names now (nothing for the primary).
+void fill_slot(Context& ctx, const std::string& slot, SwitchResult& out) {
+  out.slot = slot;
+  if (slot.empty()) {
+    return;
+  }
+  std::vector<std::string> w;
+  if (auto view = store::read_store(ctx.layout(), w)) {
+    out.slot_active = gen_info(ctx, *view, view->slot_current(slot));
+  }
+}
+
+} // namespace
+
+std::optional<int> active_generation_of(const store::StoreView& view, const std::string& name) {
+  for (const auto& a : view.active_slots()) {
+    if (view.entry_of(a.generation) == name) {
+      return a.generation;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<std::string> switch_slot(Context& ctx, const store::StoreView& view,
+                                const std::string& version, int cuda, bool alongside, bool say) {
+  const std::string slot = store::slot_id(version, cuda);
+  const std::string primary = view.primary_slot();
+  bool held_alongside = std::any_of(view.slots.begin(), view.slots.end(),
+                                    [&](const store::SlotLink& l) { return l.slot == slot; });
+  if (alongside) {
+    if (!view.current) {
+      if (say) {
+        ctx.warn("--alongside: nothing is active yet, so cuDNN " + version +
+                 " becomes the primary slot (" + slot + ")");
+      }
+      return std::string();
+    }
+    if (slot == primary) {
+      if (say) {
+        ctx.warn("--alongside: cuDNN " + version + " belongs to slot " + slot +
+                 ", the primary slot's: it replaces the primary slot's version, as without "
+                 "--alongside (one version per slot: cuDNN major and CUDA major)");
+      }
+      return std::string();
+    }
+    return slot;
+  }
+  if (slot != primary && held_alongside) {
+    return fail(ErrorCode::usage,
+                "cuDNN " + version + " belongs to slot " + describe_slot(view, slot) +
+                    ", which is active alongside the primary slot " + primary +
+                    ": add --alongside to replace that slot's version, or `cudnnctl rollback "
+                    "--slot " +
+                    slot + "` first; nothing was changed");
+  }
+  return std::string();
+}
 
 Result<int> activate_new_generation(Context& ctx, txn::Transaction& tx, const std::string& entry,
                                     const std::string& command,
@@ -20,7 +111,23 @@ Result<int> activate_new_generation(Context& ctx, txn::Transaction& tx, const st
   TRY(tx.flip());                                   // 8-10
   if (checks) {                                     // 11
     gates::Env env = gates_env(ctx);
-    TRY(tx.step(gates::post_switch_checks(env, entry, *checks, findings)));
+    gates::Demands d = *checks;
+    if (!tx.slot().empty()) {
+      // The loader names one build per cuDNN major (integrate/slots.hpp): a slot whose major
+      // another slot's build serves is reached through `env` and its slot pointer.
+      auto names = loader_names(ctx);
+      if (!names) {
+        TRY(tx.step(fail(names.error())));
+      }
+      if (std::find(names->begin(), names->end(), entry) == names->end()) {
+        d.loader_skip = "loader check skipped: libcudnn.so." +
+                        std::to_string(store::slot_major(tx.slot())) +
+                        " stays with another slot's build (one per cuDNN major); slot " +
+                        tx.slot() + " is reached through `cudnnctl env` and " +
+                        store::slot_link(ctx.layout(), tx.slot()).string();
+      }
+    }
+    TRY(tx.step(gates::post_switch_checks(env, entry, d, findings)));
   }
   TRY(tx.commit()); // 12
   TRY(fill_active(ctx, out));
@@ -37,15 +144,20 @@ Status activate_entry_locked(Context& ctx, const txn::Lock& lock, const std::str
   if (!view.entry(name)) {
     return fail(ErrorCode::not_installed, "store entry " + name + " is not installed");
   }
-  if (const auto* active = view.active_entry(); active && active->name == name) {
+  if (active_generation_of(view, name)) {
     fill_active(ctx, view, out);
-    out.described = store::describe(*active);
+    out.described = store::describe(*view.entry(name));
     out.said = Switched::already_active;
     return {};
   }
+  const auto* e = view.entry(name);
+  TRY_ASSIGN(std::string slot,
+             switch_slot(ctx, view, e->version, e->cuda_major, demands.alongside));
   auto verb = util::split(command, ' ').front();
-  TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), txn::Intent::activate(verb, name)));
+  TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(),
+                                              txn::Intent::activate(verb, name).in_slot(slot)));
   TRY(activate_new_generation(ctx, tx, name, command, demands, out.findings, out));
+  fill_slot(ctx, slot, out);
   out.said = Switched::activated;
   return {};
 }
@@ -56,8 +168,10 @@ Status activate_entry(Context& ctx, const std::string& name, const std::string& 
     out.entry = name;
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
     out.active = gen_info(ctx, view, view.current);
-    const auto* active = view.active_entry();
-    out.changed = !(active && active->name == name);
+    out.changed = !active_generation_of(view, name);
+    if (const auto* e = view.entry(name); e && out.changed) {
+      TRY(switch_slot(ctx, view, e->version, e->cuda_major, demands.alongside));
+    }
     if (out.changed) {
       TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
       TRY(plan_switch(ctx, name, n, demands));
@@ -90,9 +204,8 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
   }
   if (matches.size() > 1) {
     // The active one among several matches means "nothing to do".
-    const auto* active = view.active_entry();
     for (const auto* m : matches) {
-      if (active && m->name == active->name) {
+      if (active_generation_of(view, m->name)) {
         return activate_entry(ctx, m->name, "use " + version_arg, demands, out);
       }
     }
@@ -105,9 +218,10 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
                                       "; give the full version, --cuda or --platform");
   }
   const store::EntryInfo& e = *matches.front();
-  if (const auto* active = view.active_entry(); !active || active->name != e.name) {
-    // A switch to a recalled build is refused like its install, and the node's GPUs are
-    // checked against the entry's device code, before the switch (exit 7, --force).
+  if (!active_generation_of(view, e.name)) {
+    // Into which slot: a refusal comes before the lock.
+    TRY(switch_slot(ctx, view, e.version, e.cuda_major, demands.alongside, false));
+    // The node's GPUs against the entry's device code, before the switch (exit 7, --force).
     TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
     gates::Env env = gates_env(ctx);
     TRY(gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings));
@@ -118,19 +232,59 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
 
 namespace {
 
-// The generation `rollback [--to N]` goes to from `view`.
-Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg) {
-  if (!view.current) {
+// The slot `rollback --slot S` walks: "" for the primary slot (`current`).
+Result<std::string> rollback_slot(const store::StoreView& view,
+                                  const std::optional<std::string>& slot_arg) {
+  if (!slot_arg || *slot_arg == view.primary_slot()) {
+    return std::string();
+  }
+  std::vector<std::string> have;
+  for (const auto& a : view.active_slots()) {
+    have.push_back(a.slot + (a.primary ? " (primary)" : ""));
+  }
+  std::string listed = have.empty() ? "none" : util::join(have, ", ");
+  if (!store::valid_slot_id(*slot_arg)) {
+    return fail(ErrorCode::usage, "--slot " + *slot_arg +
+                                      ": not a slot name (<cuDNN major>-cuda<CUDA major>, e.g. "
+                                      "9-cuda13; active slots: " +
+                                      listed + ")");
+  }
+  if (!view.slot_current(*slot_arg)) {
+    return fail(ErrorCode::usage,
+                "--slot " + *slot_arg + ": no such active slot (active slots: " + listed + ")");
+  }
+  return *slot_arg;
+}
+
+// The generation `rollback [--to N] [--slot S]` goes to from `view`.
+Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg,
+                          const std::string& slot) {
+  std::optional<int> from = view.slot_current(slot);
+  if (!from) {
     return fail(ErrorCode::nothing_to_roll_back,
                 "nothing to roll back: no cuDNN generation is active");
   }
+  // A non-primary slot walks its own generations only.
+  std::vector<store::Generation> gens;
+  for (const auto& g : view.generations) {
+    if (slot.empty() || view.slot_of(g.number) == slot) {
+      gens.push_back(g);
+    }
+  }
+  auto listed = [&] {
+    std::vector<std::string> have;
+    for (const auto& g : gens) {
+      have.push_back(std::to_string(g.number));
+    }
+    return util::join(have, ", ");
+  };
   std::optional<int> to;
   if (to_arg) {
     if (auto n = util::parse_u64(*to_arg); n && *n >= 1 && *n <= 1000000000) {
       to = static_cast<int>(*n);
     } else {
       // An entry's name (as `list` prints it): its newest generation.
-      for (const auto& g : view.generations) {
+      for (const auto& g : gens) {
         if (g.entry == *to_arg && (!to || g.number > *to)) {
           to = g.number;
         }
@@ -139,27 +293,44 @@ Result<int> rollback_plan(const store::StoreView& view, const std::optional<std:
         return fail(ErrorCode::usage,
                     "--to " + *to_arg +
                         ": neither a generation number nor the name of a store entry that a "
-                        "generation uses (`cudnnctl list` prints both)");
+                        "generation " +
+                        (slot.empty() ? std::string() : "of slot " + slot + " ") +
+                        "uses (`cudnnctl list` prints both)");
       }
     }
   }
+  std::optional<int> target;
   if (to) {
-    if (!view.generation(*to)) {
-      std::vector<std::string> have;
-      for (const auto& g : view.generations) {
-        have.push_back(std::to_string(g.number));
-      }
-      return fail(ErrorCode::no_such_generation,
-                  "generation " + std::to_string(*to) +
-                      " does not exist (generations: " + util::join(have, ", ") + ")");
+    bool exists = std::any_of(gens.begin(), gens.end(),
+                              [&](const store::Generation& g) { return g.number == *to; });
+    if (!exists) {
+      return fail(ErrorCode::no_such_generation, "generation " + std::to_string(*to) +
+                                                     " does not exist" +
+                                                     (slot.empty() ? "" : " in slot " + slot) +
+                                                     " (generations: " + listed() + ")");
     }
-    return *to;
+    target = to;
+  } else {
+    target = store::rollback_target(gens, *from);
+    if (!target) {
+      return fail(ErrorCode::nothing_to_roll_back,
+                  "nothing to roll back to: generation " + std::to_string(*from) +
+                      " is the oldest there is" + (slot.empty() ? "" : " in slot " + slot));
+    }
   }
-  auto target = store::rollback_target(view.generations, *view.current);
-  if (!target) {
-    return fail(ErrorCode::nothing_to_roll_back, "nothing to roll back to: generation " +
-                                                     std::to_string(*view.current) +
-                                                     " is the oldest there is");
+  if (slot.empty()) {
+    // The primary slot may move to another slot (an install of 9.x over 8.x, rolled back);
+    // never into one that is active alongside: that slot would name two versions.
+    std::string into = view.slot_of(*target);
+    if (into != view.primary_slot() && view.slot_current(into) && !into.empty()) {
+      return fail(
+          ErrorCode::usage,
+          "rolling back to generation " + std::to_string(*target) +
+              " would make the primary slot " + into + ", which is active alongside (generation " +
+              std::to_string(*view.slot_current(into)) + "): `cudnnctl rollback --slot " + into +
+              "` walks that slot, `--to N` picks another generation; nothing "
+              "was changed");
+    }
   }
   return *target;
 }
@@ -186,20 +357,28 @@ void warn_if_recalled(Context& ctx, const store::StoreView& view, int target) {
 
 } // namespace
 
-Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out) {
+Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out,
+                const std::optional<std::string>& slot_arg) {
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    TRY_ASSIGN(out.target, rollback_plan(view, to));
+    TRY_ASSIGN(out.slot, rollback_slot(view, slot_arg));
+    TRY_ASSIGN(out.target, rollback_plan(view, to, out.slot));
     out.active = gen_info(ctx, view, view.current);
     out.previous = gen_info(ctx, view, out.target);
-    out.changed = out.target != *view.current;
+    out.changed = out.target != *view.slot_current(out.slot);
     if (out.changed) {
       warn_if_recalled(ctx, view, out.target);
-      ctx.action("would switch " +
-                 ctx.layout().host(ctx.layout().sys_prefix() / "current").string() +
-                 " from generation " + std::to_string(*view.current) + " to generation " +
-                 std::to_string(out.target) + " (no download, no smoke test)");
-      TRY(plan_switch(ctx, view.generation(out.target)->entry, std::nullopt, std::nullopt));
+      if (out.slot.empty()) {
+        ctx.action("would switch " +
+                   ctx.layout().host(ctx.layout().sys_prefix() / "current").string() +
+                   " from generation " + std::to_string(*view.current) + " to generation " +
+                   std::to_string(out.target) + " (no download, no smoke test)");
+        TRY(plan_switch(ctx, view.generation(out.target)->entry, std::nullopt, std::nullopt));
+      } else {
+        ctx.action("would switch slot " + out.slot + " from generation " +
+                   std::to_string(*view.slot_current(out.slot)) + " to generation " +
+                   std::to_string(out.target) + " (no download, no smoke test)");
+      }
     }
     out.said = RollbackResult::Said::would_roll_back;
     return {};
@@ -208,12 +387,20 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
   // directory): bad input changes nothing. Checked again under the lock.
   if (nothing_pending(ctx)) {
     TRY_ASSIGN(store::StoreView pre, read_store(ctx));
-    TRY(rollback_plan(pre, to));
+    TRY_ASSIGN(std::string pre_slot, rollback_slot(pre, slot_arg));
+    TRY(rollback_plan(pre, to, pre_slot));
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
-  TRY_ASSIGN(out.target, rollback_plan(view, to));
-  if (out.target == *view.current) {
+  TRY_ASSIGN(out.slot, rollback_slot(view, slot_arg));
+  TRY_ASSIGN(out.target, rollback_plan(view, to, out.slot));
+  const int from = *view.slot_current(out.slot);
+  for (const auto& a : view.active_slots()) {
+    if (a.generation != from) {
+      out.untouched.push_back(a.slot + " (" + view.entry_of(a.generation).value_or("?") + ")");
+    }
+  }
+  if (out.target == from) {
     fill_active(ctx, view, out);
     out.said = RollbackResult::Said::already_active;
     return {};
@@ -224,19 +411,24 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
                                             " points at missing store entry " + g->entry +
                                             "; run `cudnnctl verify`");
   }
-  const int from = *view.current;
   warn_if_recalled(ctx, view, out.target);
-  TRY_ASSIGN(auto tx, txn::Transaction::begin(held, ctx.site(),
-                                              txn::Intent::rollback(out.target, g->entry)));
+  TRY_ASSIGN(auto tx,
+             txn::Transaction::begin(
+                 held, ctx.site(), txn::Intent::rollback(out.target, g->entry).in_slot(out.slot)));
   TRY(tx.flip()); // rollback: no post-switch checks
   TRY(tx.commit());
   // After the switch, "previous" is where we came from, not the new rollback target.
   TRY_ASSIGN(store::StoreView after, read_store(ctx));
   out.active = gen_info(ctx, after, after.current);
-  out.previous = gen_info(ctx, after, from);
+  if (out.slot.empty()) {
+    out.previous = gen_info(ctx, after, from);
+  } else {
+    out.slot_active = gen_info(ctx, after, after.slot_current(out.slot));
+  }
   out.changed = true;
   out.said = RollbackResult::Said::rolled_back;
-  ctx.action("switched from generation " + std::to_string(from) + " to generation " +
+  ctx.action("switched " + (out.slot.empty() ? std::string() : "slot " + out.slot + " ") +
+             "from generation " + std::to_string(from) + " to generation " +
              std::to_string(out.target));
   return {};
 }

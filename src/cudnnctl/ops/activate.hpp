@@ -29,7 +29,24 @@ struct SwitchResult : Outcome {
   std::string entry;     // the entry switched to
   std::string described; // store::describe() of it, for already_active
   Switched said = Switched::none;
+  // A switch of a non-primary slot (--alongside): its id and what it names afterwards
+  // (`active` stays the primary slot's, as the contract says).
+  std::string slot;
+  std::optional<GenInfo> slot_active;
 };
+
+// The slot a switch to `entry` moves (store/slots.hpp): "" for the primary slot (`current`),
+// else the entry's slot id (`alongside`, a slot other than the primary's). `--alongside` into
+// the primary slot, or with nothing active, is a plain switch (a warning says so). A plain
+// switch into a slot that is active alongside is refused (ErrorCode::usage): the slot would
+// have two versions.
+[[nodiscard]] Result<std::string> switch_slot(Context& ctx, const store::StoreView& view,
+                                              const std::string& version, int cuda, bool alongside,
+                                              bool say = true);
+
+// The generation that makes store entry `name` active in some slot, or nullopt.
+[[nodiscard]] std::optional<int> active_generation_of(const store::StoreView& view,
+                                                      const std::string& name);
 
 // `use VERSION`: activates an installed entry as a new generation. Not installed, or
 // ambiguous: ErrorCode::usage listing what is installed. Already active: no change.
@@ -38,14 +55,19 @@ struct SwitchResult : Outcome {
 
 struct RollbackResult : Outcome {
   int target = 0;
+  std::string slot;                   // rollback --slot S of a non-primary slot
+  std::optional<GenInfo> slot_active; // what that slot names afterwards
+  std::vector<std::string> untouched; // the other active slots, unchanged ("8-cuda12 (8.9.7...)")
   enum class Said { none, rolled_back, already_active, would_roll_back } said = Said::none;
 };
 
 // `rollback [--to N|ENTRY]`: switches to the parent of the active generation (or N, or the
 // newest generation of store entry ENTRY). Nothing before it / N or ENTRY unknown:
 // ErrorCode::usage. No network, no smoke test.
+// `slot`: walk that slot (`rollback --slot S`); the primary slot's id or nullopt: `current`.
 [[nodiscard]] Status rollback(Context& ctx, const std::optional<std::string>& to,
-                              RollbackResult& out);
+                              RollbackResult& out,
+                              const std::optional<std::string>& slot = std::nullopt);
 
 // Takes the lock and activates store entry `name` as a new generation (dry-run aware).
 [[nodiscard]] Status activate_entry(Context& ctx, const std::string& name,
@@ -57,9 +79,9 @@ struct RollbackResult : Outcome {
                                            const std::string& name, const std::string& command,
                                            const gates::Demands& demands, SwitchResult& out);
 
-// Steps 7 to 12 for the transaction's entry `entry`: a new generation (its parent the active
-// one), the flip, the post-switch checks unless `checks` is nullopt (a failure reverts:
-// ErrorCode::rolled_back), the commit; then `out` says what is active. Returns the
+// Steps 7 to 12 for the transaction's entry `entry`: a new generation (its parent the one
+// active in the transaction's slot), the flip, the post-switch checks unless `checks` is nullopt (a
+// failure reverts: ErrorCode::rolled_back), the commit; then `out` says what is active. Returns the
 // generation's number.
 [[nodiscard]] Result<int> activate_new_generation(Context& ctx, txn::Transaction& tx,
                                                   const std::string& entry,

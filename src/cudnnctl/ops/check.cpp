@@ -114,6 +114,11 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
   r.checked_at = unix_now();
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   r.active = gen_info(ctx, view, view.current);
+  for (const auto& a : view.active_slots()) {
+    if (auto info = gen_info(ctx, view, a.generation); info && !a.primary) {
+      r.other_slots.emplace_back(a.slot, *info);
+    }
+  }
   const auto* entry = view.active_entry();
   auto problem = [&](std::string p) { r.problems.push_back(std::move(p)); };
   if (!r.active || !entry) {
@@ -206,6 +211,11 @@ std::string prometheus_text(const CheckResult& r) {
                std::to_string(r.active->cuda) + "\",generation=\"" +
                std::to_string(r.active->generation) + "\",slot=\"" + label_value(r.slot) + "\"}",
            "1");
+    for (const auto& [slot, info] : r.other_slots) {
+      t += "cudnnctl_info{version=\"" + label_value(info.version) + "\",cuda=\"" +
+           std::to_string(info.cuda) + "\",generation=\"" + std::to_string(info.generation) +
+           "\",slot=\"" + label_value(slot) + "\"} 1\n";
+    }
   }
   metric("cudnnctl_healthy", "1 when cudnnctl check found no problem, else 0.", "",
          r.healthy ? "1" : "0");

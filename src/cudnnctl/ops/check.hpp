@@ -45,6 +45,9 @@ struct CheckResult : Outcome {
   std::string reason; // the first problem (empty when healthy)
   std::vector<std::string> problems;
   std::string slot = k_primary_slot;
+  // The slots kept alongside (store/slots.hpp): their id and active generation, one
+  // cudnnctl_info line each.
+  std::vector<std::pair<std::string, GenInfo>> other_slots;
   bool files_ok = false;                  // the quick file check of the active generation
   std::optional<recall::Recall> recalled; // the signed recall naming the active build
   std::optional<double> last_switch;      // mtime of <prefix>/current (Unix seconds)

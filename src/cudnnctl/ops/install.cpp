@@ -426,13 +426,24 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
 Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
                    const release::Resolved& r, const std::vector<std::string>& components,
                    const std::string& name, InstallResult& out) {
-  auto intent = txn::Intent::build("install", name, "installing cuDNN " + r.selection.version);
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(std::string slot,
+             switch_slot(ctx, view, r.selection.version, r.selection.cuda_major, o.alongside));
+  auto intent =
+      txn::Intent::build("install", name, "installing cuDNN " + r.selection.version).in_slot(slot);
   TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
   ArchiveRef ignored;
   ArchiveRef& ref = out.archive ? *out.archive : ignored;
   TRY(tx.step(build_entry(ctx, tx, o, r, components, name, out.findings, ref))); // 2-6
   TRY(activate_new_generation(ctx, tx, name, "install " + o.version, o.demands(), out.findings,
                               out)); // 7-12
+  out.slot = slot;
+  if (!slot.empty()) {
+    std::vector<std::string> w;
+    if (auto after = store::read_store(ctx.layout(), w)) {
+      out.slot_active = gen_info(ctx, *after, after->slot_current(slot));
+    }
+  }
   out.said = Switched::activated;
   return {};
 }
@@ -455,9 +466,8 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
       local.push_back(e);
     }
   }
-  const auto* active = view->active_entry();
   for (const auto* e : local) {
-    if (active && e->name == active->name) {
+    if (active_generation_of(*view, e->name)) {
       fill_active(ctx, *view, out);
       out.entry = e->name;
       out.version = e->version;
@@ -466,7 +476,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
                                  e->archive->url, e->archive->sha256, e->archive->size};
       }
       out.described = store::describe(*e);
-      out.active_generation = view->current;
+      out.active_generation = active_generation_of(*view, e->name);
       out.said = Switched::already_active;
       if (const auto* hit = recalls.find_recall(e->version, e->cuda_major)) {
         out.findings.recalled = *hit;
@@ -492,6 +502,10 @@ std::optional<Status> install_stored(Context& ctx, const InstallOptions& o,
   }
   if (auto ok = gates::check_requirements(env, sel, o.demands(), out.findings); !ok) {
     return ok;
+  }
+  // Into which slot: a refusal comes before the lock (and before any adoption).
+  if (auto slot = switch_slot(ctx, *view, e.version, e.cuda_major, o.alongside, false); !slot) {
+    return fail(slot.error());
   }
   auto activate = [&]() -> Status {
     const std::string command = "install " + o.version;
@@ -559,8 +573,8 @@ Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Res
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   out.active = gen_info(ctx, view, view.current);
   bool present = view.entry(name) != nullptr;
-  const auto* active = view.active_entry();
-  out.changed = !(active && active->name == name);
+  // Active in any slot: nothing to do.
+  out.changed = !active_generation_of(view, name);
   if (out.changed) {
     if (!present) {
       const std::string file = fs::path(sel.package.relative_path).filename().string();
@@ -686,6 +700,14 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
   gates::Env env = gates_env(ctx);
   TRY(gates::check_recall(env, recalls, sel.version, sel.cuda_major, out.findings));
   TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
+  {
+    // Into which slot: a refusal (a plain install into a slot active alongside) comes before
+    // the lock and the download.
+    TRY_ASSIGN(store::StoreView pre, read_store(ctx));
+    if (!active_generation_of(pre, name)) {
+      TRY(switch_slot(ctx, pre, sel.version, sel.cuda_major, o.alongside, false));
+    }
+  }
   if (ctx.dry_run()) {
     return install_dry_run(ctx, o, r, name, out);
   }
@@ -694,9 +716,9 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
   TRY(adopt_before_install(ctx, &held, out.adoption, out));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   // Check again under the lock: another cudnnctl may have done the work meanwhile.
-  if (const auto* active = view.active_entry(); active && active->name == name) {
+  if (active_generation_of(view, name)) {
     fill_active(ctx, view, out);
-    out.described = store::describe(*active);
+    out.described = store::describe(*view.entry(name));
     out.said = Switched::already_active;
     return {};
   }

@@ -25,9 +25,10 @@ struct InstallOptions {
   bool no_smoke = false;
   bool require_gpu = false;
   std::optional<double> perf_gate; // --perf-gate PCT, else config perf_gate
+  bool alongside = false;          // --alongside: in its own slot, the others kept
 
   [[nodiscard]] gates::Demands demands() const {
-    return {components, no_smoke, require_gpu, perf_gate};
+    return {components, no_smoke, require_gpu, perf_gate, alongside, {}};
   }
 };
 

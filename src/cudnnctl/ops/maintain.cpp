@@ -25,13 +25,22 @@ Status plan_remove(const Context& ctx, const store::StoreView& view, const std::
   if (matches.empty()) {
     return fail(ErrorCode::not_installed, "cuDNN " + version_arg + " is not installed");
   }
-  const auto* active = view.active_entry();
   for (const auto* m : matches) {
-    if (active && m->name == active->name) {
+    for (const auto& a : view.active_slots()) {
+      if (view.entry_of(a.generation) != m->name) {
+        continue;
+      }
+      if (a.primary) {
+        return fail(ErrorCode::is_active,
+                    "cuDNN " + store::describe(*m) + " is the active version (generation " +
+                        std::to_string(a.generation) +
+                        "); activate another with `cudnnctl use` or `cudnnctl rollback` first");
+      }
       return fail(ErrorCode::is_active,
-                  "cuDNN " + store::describe(*m) + " is the active version (generation " +
-                      std::to_string(*view.current) +
-                      "); activate another with `cudnnctl use` or `cudnnctl rollback` first");
+                  "cuDNN " + store::describe(*m) + " is active in slot " + a.slot +
+                      " (generation " + std::to_string(a.generation) +
+                      "); switch that slot first with `cudnnctl rollback --slot " + a.slot +
+                      "` or `cudnnctl use VERSION --alongside`");
     }
     auto users = host::processes_using(ctx.layout().entry_dir(m->name));
     if (!users.empty() && !ctx.opts().force) {

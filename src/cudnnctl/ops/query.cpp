@@ -20,9 +20,20 @@
 
 namespace cudnnctl::ops {
 
+std::vector<SlotInfo> slot_infos(const Context& ctx, const store::StoreView& view) {
+  std::vector<SlotInfo> out;
+  for (const auto& a : view.active_slots()) {
+    if (auto info = gen_info(ctx, view, a.generation)) {
+      out.push_back({a.slot, *info, a.primary});
+    }
+  }
+  return out;
+}
+
 Status status(Context& ctx, StatusResult& out) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   fill_active(ctx, view, out);
+  out.slots = slot_infos(ctx, view);
   // A journal while a live cudnnctl holds the lock is its running transaction, not an
   // interrupted one (issue 19).
   out.in_progress = util::LockFile::holder(ctx.layout().lock_file());
@@ -51,6 +62,7 @@ Status status(Context& ctx, StatusResult& out) {
 Status list(Context& ctx, ListResult& out) {
   TRY_ASSIGN(out.view, read_store(ctx));
   out.active = gen_info(ctx, out.view, out.view.current);
+  out.slots = slot_infos(ctx, out.view);
   return {};
 }
 

@@ -18,7 +18,18 @@ namespace cudnnctl::ops {
 
 // --- Interface ---
 
+// One active slot (store/slots.hpp) as `data.slots` lists it.
+struct SlotInfo {
+  std::string slot;
+  GenInfo info;
+  bool primary = false;
+};
+// Every active slot, the primary first (a slot whose generation or entry is missing is left
+// out).
+[[nodiscard]] std::vector<SlotInfo> slot_infos(const Context& ctx, const store::StoreView& view);
+
 struct StatusResult : Outcome {
+  std::vector<SlotInfo> slots;
   size_t generations = 0;
   size_t installed = 0;
   bool interrupted = false;               // a journal is pending and no live process holds the lock
@@ -33,6 +44,7 @@ struct StatusResult : Outcome {
 
 struct ListResult : Outcome {
   store::StoreView view;
+  std::vector<SlotInfo> slots;
 };
 [[nodiscard]] Status list(Context& ctx, ListResult& out);
 

@@ -24,10 +24,10 @@ struct GcPlan {
   std::vector<Spared> spared;
 };
 
-// Keeps `keep` generations: the active one and those `rollback` would walk back to from it
-// (the newest ones when none is active); deletes the others and the entries no kept
-// generation uses, except the entries `users(entry)` names running processes for (non-empty
-// text: spared).
+// Keeps `keep` generations per active slot: the slot's active one and those `rollback
+// [--slot S]` would walk back to from it (the newest ones when nothing is active); deletes the
+// others and the entries no kept generation uses, except the entries `users(entry)` names running
+// processes for (non-empty text: spared).
 [[nodiscard]] GcPlan plan_gc(const StoreView& view, int keep,
                              const std::function<std::string(const std::string& entry)>& users);
 

@@ -57,6 +57,7 @@ Result<std::vector<Generation>> list_generations(const Layout& layout,
         }
         g.created = j.value("created", "");
         g.command = j.value("command", "");
+        g.slot = j.value("slot", "");
       }
     }
     out.push_back(std::move(g));
@@ -119,6 +120,9 @@ Status create_generation(const Layout& layout, const Generation& gen) {
                {"parent", gen.parent ? json(*gen.parent) : json(nullptr)},
                {"created", gen.created},
                {"command", gen.command}};
+  if (!gen.slot.empty()) {
+    meta["slot"] = gen.slot;
+  }
   TRY(util::write_file_atomic(layout.generation_meta(gen.number), meta.dump(2) + "\n"));
   return util::replace_symlink(layout.generation_link(gen.number), "../store/" + gen.entry);
 }

@@ -21,6 +21,8 @@ struct Generation {
   std::optional<int> parent; // generation active when this one was created
   std::string created;       // UTC timestamp
   std::string command;       // what created it, e.g. "install 9.1.0"
+  std::string slot;          // its slot ("9-cuda13", slots.hpp); empty in generations of earlier
+                             // versions, whose slot is their entry's
 };
 
 // All generations with a link, ascending. A link whose metadata is missing gets no parent.

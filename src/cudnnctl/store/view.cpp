@@ -40,6 +40,47 @@ std::optional<std::string> StoreView::entry_of(std::optional<int> n) const {
   return g ? std::optional<std::string>(g->entry) : std::nullopt;
 }
 
+std::string StoreView::slot_of(std::optional<int> n) const {
+  const auto* g = n ? generation(*n) : nullptr;
+  const auto* e = g ? entry(g->entry) : nullptr;
+  return e ? slot_id(*e) : (g ? g->slot : std::string());
+}
+
+std::optional<int> StoreView::slot_current(const std::string& slot) const {
+  if (slot.empty() || slot == primary_slot()) {
+    return current;
+  }
+  for (const auto& s : slots) {
+    if (s.slot == slot) {
+      return s.generation;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<StoreView::Active> StoreView::active_slots() const {
+  std::vector<Active> out;
+  std::string primary = primary_slot();
+  if (current) {
+    out.push_back({primary, *current, true});
+  }
+  for (const auto& s : slots) {
+    if (s.slot != primary) {
+      out.push_back({s.slot, s.generation, false});
+    }
+  }
+  return out;
+}
+
+bool StoreView::is_active(int n) const {
+  for (const auto& a : active_slots()) {
+    if (a.generation == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<StoreView> read_store(const Layout& layout, std::vector<std::string>& warnings) {
   // Lock-free readers (issue 14, B11): `current` is read first and resolved through what is
   // listed after it; a switch, or a gc deleting what the old `current` named, between the two
@@ -51,6 +92,7 @@ Result<StoreView> read_store(const Layout& layout, std::vector<std::string>& war
     TRY_ASSIGN(view.current, current_generation(layout));
     TRY_ASSIGN(view.generations, list_generations(layout, seen));
     TRY_ASSIGN(view.entries, list_entries(layout, seen));
+    TRY_ASSIGN(view.slots, list_slot_links(layout, seen));
     const Generation* g = view.current ? view.generation(*view.current) : nullptr;
     bool whole = !view.current || (g && view.entry(g->entry));
     if (!whole && attempt == 0) {

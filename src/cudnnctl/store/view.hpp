@@ -6,6 +6,7 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/layout.hpp"
+#include "store/slots.hpp"
 #include "util/result.hpp"
 
 #include <optional>
@@ -21,6 +22,7 @@ struct StoreView {
   std::vector<Generation> generations;
   std::vector<EntryInfo> entries;
   std::optional<int> current;
+  std::vector<SlotLink> slots; // the non-primary slots' pointers (slots.hpp)
 
   [[nodiscard]] const Generation* generation(int n) const;
   [[nodiscard]] const EntryInfo* entry(const std::string& name) const;
@@ -28,6 +30,21 @@ struct StoreView {
   [[nodiscard]] const EntryInfo* active_entry() const;
   // The store entry generation `n` points at, or nullopt.
   [[nodiscard]] std::optional<std::string> entry_of(std::optional<int> n) const;
+  // The slot generation `n` belongs to (its entry's slot id), "" when unknown.
+  [[nodiscard]] std::string slot_of(std::optional<int> n) const;
+  // The primary slot's id ("" when nothing is active).
+  [[nodiscard]] std::string primary_slot() const { return slot_of(current); }
+  // The generation slot `slot` points at ("" or the primary slot's id: `current`).
+  [[nodiscard]] std::optional<int> slot_current(const std::string& slot) const;
+  // Every active slot, the primary first: {slot, generation, primary}.
+  struct Active {
+    std::string slot;
+    int generation = 0;
+    bool primary = false;
+  };
+  [[nodiscard]] std::vector<Active> active_slots() const;
+  // True when generation `n` is active in some slot.
+  [[nodiscard]] bool is_active(int n) const;
 };
 
 // Reads the snapshot; what is damaged (unreadable metadata, a `current` naming a missing

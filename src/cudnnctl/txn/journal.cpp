@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "txn/journal.hpp"
 
+#include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/state_file.hpp"
 #include "util/strings.hpp"
@@ -71,7 +72,9 @@ Journal new_journal(std::string command, std::string argv) {
 }
 
 Status write_journal(const Layout& layout, const Journal& jr) {
-  json j = {{"format", jr.format},
+  // A slot switch is format 2: an earlier cudnnctl, which knows only `current`, must not
+  // replay it against `current` (it discards the journal as unreadable instead).
+  json j = {{"format", jr.slot.empty() ? jr.format : k_journal_format_slots},
             {"txid", jr.txid},
             {"command", jr.command},
             {"argv", jr.argv},
@@ -88,6 +91,9 @@ Status write_journal(const Layout& layout, const Journal& jr) {
             {"generation_created", jr.generation_created},
             {"delete_generations", jr.delete_generations},
             {"delete_entries", jr.delete_entries}};
+  if (!jr.slot.empty()) {
+    j["slot"] = jr.slot;
+  }
   TRY(util::make_dirs(layout.state_dir()));
   return util::write_file_atomic(layout.journal_file(), j.dump(2) + "\n", 0644);
 }
@@ -109,7 +115,7 @@ Result<std::optional<Journal>> read_journal(const Layout& layout) {
   try {
     Journal jr;
     jr.format = j.at("format").get<int>();
-    if (jr.format != k_journal_format) {
+    if (jr.format != k_journal_format && jr.format != k_journal_format_slots) {
       return corrupt("format " + std::to_string(jr.format) + " is not supported by this cudnnctl");
     }
     jr.txid = j.at("txid").get<std::string>();
@@ -132,6 +138,11 @@ Result<std::optional<Journal>> read_journal(const Layout& layout) {
     jr.generation_created = j.value("generation_created", false);
     jr.delete_generations = j.value("delete_generations", std::vector<int>{});
     jr.delete_entries = j.value("delete_entries", std::vector<std::string>{});
+    jr.slot = jr.format == k_journal_format_slots ? j.at("slot").get<std::string>() : "";
+    if (jr.format == k_journal_format_slots && !store::valid_slot_id(jr.slot)) {
+      return corrupt("invalid slot name");
+    }
+    jr.format = k_journal_format;
     // Names come from a file on disk: never let them address anything outside the store.
     auto bad_name = [](const std::string& n) {
       return n.find('/') != std::string::npos || n == "." || n == "..";

@@ -21,6 +21,8 @@ namespace cudnnctl::txn {
 // --- Interface ---
 
 inline constexpr int k_journal_format = 1;
+// A switch of a non-primary slot (`--alongside`, `rollback --slot`): format 1 plus "slot".
+inline constexpr int k_journal_format_slots = 2;
 
 // Phases of a switch transaction, in order. Recovery decides by phase AND by what `current`
 // really names (the flip may have happened just before a crash that kept the phase behind).
@@ -60,6 +62,9 @@ struct Journal {
   bool generation_created = false;         // this transaction created `to_generation`
   std::vector<int> delete_generations;     // deleting phase
   std::vector<std::string> delete_entries; // deleting phase
+  // The slot whose pointer the switch moves (store/slots.hpp): empty for the primary slot
+  // (`current`); otherwise <prefix>/slots/<slot>, and from/to_generation are that slot's.
+  std::string slot;
 };
 
 // Paths are the store's.

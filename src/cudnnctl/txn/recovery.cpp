@@ -4,6 +4,7 @@
 #include "integrate/active.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store/slots.hpp"
 #include "store/view.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -63,8 +64,8 @@ void sweep_leftovers(const store::Layout& layout, std::vector<std::string>& done
       layout.generations_dir(),
       [&](const std::string& n) { return util::is_tmp_name(n) || is_gen_meta_orphan(layout, n); },
       done);
-  for (const auto& dir : {layout.prefix_dir(), layout.state_dir(), layout.cache_dir(),
-                          layout.ld_conf_dropin().parent_path()}) {
+  for (const auto& dir : {layout.prefix_dir(), store::slots_dir(layout), layout.state_dir(),
+                          layout.cache_dir(), layout.ld_conf_dropin().parent_path()}) {
     sweep_dir(
         dir,
         [&](const std::string& n) {
@@ -249,10 +250,25 @@ Result<std::string> Recovery::discard(const Site& site, const std::string& why) 
   return std::string("discarded an unreadable journal and re-integrated the active generation");
 }
 
+namespace {
+// What the pointer the journal's switch moves names: `current`, or its slot's pointer.
+std::optional<int> switched_pointer(const store::StoreView& view, const Journal& jr) {
+  if (jr.slot.empty()) {
+    return view.current;
+  }
+  for (const auto& l : view.slots) {
+    if (l.slot == jr.slot) {
+      return l.generation;
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
 Status Recovery::undo(Transaction& tx, const store::StoreView& view) {
   // The flip did not happen: undo everything this transaction published.
   const Journal& jr = tx.m_jr;
-  if (jr.generation_created && jr.to_generation && view.current != jr.to_generation) {
+  if (jr.generation_created && jr.to_generation && switched_pointer(view, jr) != jr.to_generation) {
     TRY(store::remove_generation(tx.m_site.layout, *jr.to_generation));
   }
   bool referenced = false;
@@ -310,7 +326,7 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
     return "finished rolling back " + what + " to generation " +
            (jr.from_generation ? std::to_string(*jr.from_generation) : "none");
   }
-  if (jr.to_generation && view.current == jr.to_generation) {
+  if (jr.to_generation && switched_pointer(view, jr) == jr.to_generation) {
     // The flip happened: the new generation passed every pre-switch check, so roll forward
     // and finish the integration.
     TRY(tx.integrate(jr.entry));
@@ -371,8 +387,9 @@ Status check_ownership(const store::Layout& layout) {
   TRY_ASSIGN(util::TrustedDir prefix,
              util::walk_trusted(layout.root(), layout.sys_prefix(), "the prefix"));
   if (prefix.complete) {
-    // Inside the prefix too: whoever can write store/ or generations/ can swap the active entry.
-    for (const char* sub : {"store", "generations"}) {
+    // Inside the prefix too: whoever can write store/, generations/ or slots/ can swap an
+    // active entry.
+    for (const char* sub : {"store", "generations", "slots"}) {
       TRY_ASSIGN(util::TrustedDir dir,
                  util::walk_trusted(layout.root(), layout.sys_prefix() / sub, "the prefix"));
       if (dir.complete) {

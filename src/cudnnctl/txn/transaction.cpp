@@ -8,12 +8,14 @@
 #include "integrate/modulefiles.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store/slots.hpp"
 #include "store/view.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
 #include "util/trust.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -82,6 +84,12 @@ Intent Intent::rollback(int generation, std::string entry) {
   return i;
 }
 
+Intent Intent::in_slot(std::string id) && {
+  Intent i = std::move(*this);
+  i.slot = std::move(id);
+  return i;
+}
+
 Intent Intent::deletion(std::string command, std::vector<int> generations,
                         std::vector<std::string> entries) {
   Intent i;
@@ -141,9 +149,10 @@ Transaction::~Transaction() {
 
 Result<Transaction> Transaction::begin(const Lock& lock, const Site& site, Intent intent) {
   (void)lock; // held: nothing else changes the store until it is released
-  TRY_ASSIGN(std::optional<int> current, store::current_generation(site.layout));
+  TRY_ASSIGN(std::optional<int> current, store::slot_generation(site.layout, intent.slot));
   Journal jr = new_journal(intent.command, site.argv);
   jr.entry = intent.entry;
+  jr.slot = intent.slot;
   jr.from_generation = current;
   switch (intent.kind) {
   case Intent::Kind::build:
@@ -247,6 +256,9 @@ Result<int> Transaction::create_generation(const std::string& command) {
     m_jr.generation_created = true; // owned from here on
     TRY(write());
     store::Generation gen{n, m_jr.entry, m_jr.from_generation, util::utc_timestamp(), command};
+    if (auto info = store::read_entry(layout, m_jr.entry)) {
+      gen.slot = store::slot_id(*info);
+    }
     TRY(store::create_generation(layout, gen));
     TRY(util::hook("after-generation"));
     // No further record before the flip: the one above names the generation, and recovery
@@ -262,19 +274,32 @@ Result<int> Transaction::create_generation(const std::string& command) {
 }
 
 Status Transaction::point_current(std::optional<int> generation) {
+  // `current`, or the slot pointer of a slot switch: the one pointer this transaction moves.
   const auto& layout = m_site.layout;
-  if (generation) {
-    return store::set_current(layout, *generation);
+  if (!m_jr.slot.empty() && generation) {
+    // slots/ is made by a walk from a trusted descriptor, like store/ and generations/.
+    TRY(util::walk_trusted(layout.root(), layout.sys_prefix() / "slots", "the prefix",
+                           util::Missing::create));
   }
-  if (!util::exists_nofollow(layout.current_link())) {
-    return {};
-  }
-  TRY(util::remove_file(layout.current_link()));
-  return util::fsync_dir(layout.prefix_dir());
+  return store::point_slot(layout, m_jr.slot, generation);
 }
 
-Status Transaction::integrate(const std::optional<std::string>& entry) {
+Status Transaction::integrate(const std::optional<std::string>& primary) {
   const auto& layout = m_site.layout;
+  std::optional<std::string> entry = primary;
+  if (!m_jr.slot.empty()) {
+    // A slot switch leaves `current` alone: the primary slot's entry is what it names; the
+    // slot pointers on disk (the one just moved included) give the others.
+    TRY_ASSIGN(auto cur, store::current_generation(layout));
+    std::vector<std::string> w;
+    TRY_ASSIGN(auto gens, store::list_generations(layout, w));
+    entry.reset();
+    for (const auto& g : gens) {
+      if (cur && g.number == *cur) {
+        entry = g.entry;
+      }
+    }
+  }
   if (!entry && !layout.root_is_slash() && !util::exists_nofollow(layout.host_dir("/etc")) &&
       !util::exists_nofollow(integrate::home_state_file(layout))) {
     // "Nothing active" in a root without etc/ (a bare root whose first install was
@@ -354,7 +379,7 @@ Error Transaction::abort(Error why) {
   if (m_kind == Intent::Kind::deletion || m_kind == Intent::Kind::deactivation) {
     return why; // rolled forward by the next command's recovery
   }
-  auto cur = store::current_generation(m_site.layout);
+  auto cur = store::slot_generation(m_site.layout, m_jr.slot);
   bool flipped = cur && *cur && m_jr.to_generation && **cur == *m_jr.to_generation;
   if (flipped) {
     return revert(why);
@@ -443,7 +468,7 @@ Error Transaction::revert(const Error& why) {
                        " (the history record could not be written: " + e.message + ")");
     }
     // Say exactly what is active now (what `current` names, and how far its integration got).
-    auto cur = store::current_generation(layout);
+    auto cur = store::slot_generation(layout, m_jr.slot);
     std::string now = !cur   ? "`current` cannot be read"
                       : *cur ? "generation " + std::to_string(**cur) + " is active"
                              : "no generation is active";
@@ -520,6 +545,17 @@ Status Transaction::record(const std::string& result, const std::string& message
   if (!m_jr.entry.empty()) {
     rec["entry"] = m_jr.entry; // also when "to" is gone (an undone install)
   }
+  // The slot the transaction switched (store/slots.hpp); "primary" when it moved `current`.
+  std::string slot = m_jr.slot;
+  if (slot.empty()) {
+    if (const auto* e = view.entry(m_jr.entry)) {
+      slot = store::slot_id(*e);
+    }
+  }
+  if (!slot.empty()) {
+    rec["slot"] = slot;
+    rec["primary"] = m_jr.slot.empty();
+  }
   for (const auto& [key, value] : m_notes) {
     rec[key] = value;
   }
@@ -549,15 +585,29 @@ Status Transaction::delete_items(const std::vector<int>& generations,
       current_entry = g.entry;
     }
   }
+  TRY_ASSIGN(auto slot_links, store::list_slot_links(layout, warnings));
+  std::vector<std::string> slot_entries;
+  for (const auto& l : slot_links) {
+    for (const auto& g : gens) {
+      if (g.number == l.generation) {
+        slot_entries.push_back(g.entry);
+      }
+    }
+  }
+  auto in_slot = [&](int n) {
+    return std::any_of(slot_links.begin(), slot_links.end(),
+                       [&](const store::SlotLink& l) { return l.generation == n; });
+  };
   for (int n : generations) {
-    if (current && n == *current) {
-      continue; // never the active generation
+    if ((current && n == *current) || in_slot(n)) {
+      continue; // never a generation active in a slot
     }
     TRY(store::remove_generation(layout, n));
     TRY(util::hook("mid-remove"));
   }
   for (const auto& name : entries) {
-    if (name == current_entry) {
+    if (name == current_entry ||
+        std::find(slot_entries.begin(), slot_entries.end(), name) != slot_entries.end()) {
       continue;
     }
     fs::path dir = layout.entry_dir(name);

@@ -85,6 +85,9 @@ struct Intent {
   std::vector<int> delete_generations; // deletion
   std::vector<std::string> delete_entries; // deletion
   std::string context; // build: added to errors before the generation ("installing cuDNN X")
+  // The slot whose pointer the switch moves (store/slots.hpp): empty for the primary slot
+  // (`current`); a slot id for `--alongside` and `rollback --slot`. Build, activate, rollback.
+  std::string slot;
 
   // install, adopt, restore: an entry that may still have to be staged and published.
   static Intent build(std::string command, std::string entry, std::string context);
@@ -92,6 +95,8 @@ struct Intent {
   static Intent activate(std::string command, std::string entry);
   // rollback: back to an existing generation (no generation is created).
   static Intent rollback(int generation, std::string entry);
+  // The same intent, switching slot `slot` instead of `current`.
+  [[nodiscard]] Intent in_slot(std::string id) &&;
   // remove, gc: delete generations and entries (never the active ones); rolled forward.
   static Intent deletion(std::string command, std::vector<int> generations,
                          std::vector<std::string> entries);
@@ -166,6 +171,8 @@ public:
   // deactivation keeps its journal (the next command finishes it) and returns `why`. Returns
   // `why` as it is once the transaction is done.
   [[nodiscard]] Error abort(Error why);
+  // The slot this transaction switches ("" = the primary slot, `current`).
+  [[nodiscard]] const std::string& slot() const { return m_jr.slot; }
 
 private:
   friend class Recovery;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The bounded version of bench/crash_loop.sh for ctest: 35 random kill -9 trials of install,
-# use, rollback, gc, adopt, restore and mirror with smaller archives (the long run:
+# use, rollback, gc, adopt, restore, mirror and the slot switches (install --alongside,
+# rollback --slot) with smaller archives (the long run:
 # bench/crash_loop.sh 300).
 # A fixed seed per day keeps failures reproducible (the seed is printed).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "integrate/slots.hpp"
+
+#include "host/host.hpp"
+#include "store/slots.hpp"
+#include "store/view.hpp"
+
+#include <algorithm>
+
+namespace cudnnctl::integrate {
+
+std::vector<SlotCandidate> pick_per_major(std::vector<SlotCandidate> all,
+                                          std::optional<int> toolkit_cuda) {
+  std::vector<SlotCandidate> out;
+  auto better = [&](const SlotCandidate& a, const SlotCandidate& b) {
+    if (a.primary != b.primary) {
+      return a.primary;
+    }
+    bool am = toolkit_cuda && a.cuda == *toolkit_cuda;
+    bool bm = toolkit_cuda && b.cuda == *toolkit_cuda;
+    if (am != bm) {
+      return am;
+    }
+    return a.cuda > b.cuda;
+  };
+  for (const auto& c : all) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SlotCandidate& o) { return o.major == c.major; });
+    if (it == out.end()) {
+      out.push_back(c);
+    } else if (better(c, *it)) {
+      *it = c;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const SlotCandidate& a, const SlotCandidate& b) {
+    if (a.primary != b.primary) {
+      return a.primary;
+    }
+    return a.major > b.major;
+  });
+  return out;
+}
+
+Result<std::vector<store::EntryInfo>> loader_entries(const store::Layout& layout,
+                                                     const store::Config& config,
+                                                     const std::optional<std::string>& primary) {
+  std::vector<std::string> warnings;
+  std::vector<SlotCandidate> all;
+  std::vector<store::EntryInfo> infos;
+  if (primary) {
+    TRY_ASSIGN(store::EntryInfo info, store::read_entry(layout, *primary));
+    all.push_back({info.name, store::slot_major(store::slot_id(info)), info.cuda_major, true});
+    infos.push_back(std::move(info));
+  }
+  TRY_ASSIGN(auto links, store::list_slot_links(layout, warnings));
+  if (!links.empty()) {
+    TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
+    for (const auto& l : links) {
+      auto g = std::find_if(gens.begin(), gens.end(),
+                            [&](const store::Generation& x) { return x.number == l.generation; });
+      if (g == gens.end()) {
+        continue;
+      }
+      auto info = store::read_entry(layout, g->entry);
+      if (!info || (primary && info->name == *primary)) {
+        continue;
+      }
+      all.push_back(
+          {info->name, store::slot_major(store::slot_id(*info)), info->cuda_major, false});
+      infos.push_back(std::move(*info));
+    }
+  }
+  std::optional<int> toolkit;
+  if (all.size() > 1) {
+    if (auto tk = host::detect_cuda(layout.root(), config.cuda_home)) {
+      toolkit = tk->major;
+    }
+  }
+  std::vector<store::EntryInfo> out;
+  for (const auto& pick : pick_per_major(std::move(all), toolkit)) {
+    for (auto& i : infos) {
+      if (i.name == pick.entry) {
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace cudnnctl::integrate
