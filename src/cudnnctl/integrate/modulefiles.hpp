@@ -17,6 +17,7 @@
 #include "util/notes.hpp"
 #include "util/result.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -25,8 +26,8 @@ namespace cudnnctl::integrate {
 // --- Interface ---
 
 // Host paths of the two module directories.
-[[nodiscard]] fs::path tcl_module_dir(const store::Layout& layout);
-[[nodiscard]] fs::path lua_module_dir(const store::Layout& layout);
+[[nodiscard]] std::filesystem::path tcl_module_dir(const store::Layout& layout);
+[[nodiscard]] std::filesystem::path lua_module_dir(const store::Layout& layout);
 
 // "<label>-cuda<M>": the module version of an entry (`module load cudnn/9.19.0-cuda13`).
 [[nodiscard]] std::string module_version(const store::EntryInfo& entry);
