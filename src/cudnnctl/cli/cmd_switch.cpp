@@ -26,6 +26,10 @@ void render(const ops::RollbackResult& r, Report& report) {
     if (const auto& a = r.active) {
       report.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) +
                   ", " + a->platform + "), generation " + std::to_string(r.target));
+      if (r.previous) {
+        report.line("(`cudnnctl rollback --undo` switches back to generation " +
+                    std::to_string(r.previous->generation) + ")");
+      }
     }
     break;
   }
@@ -61,10 +65,15 @@ void register_switch(CLI::App& app, Action& action) {
   rb->add_option("--to", *to,
                  "Switch to this generation number, or to the newest generation of this store "
                  "entry (the name `list` prints), instead");
-  rb->callback([to, &action] {
-    action = [to](ops::Context& ctx, Report& report) {
+  auto undo = std::make_shared<bool>(false);
+  rb->add_flag("--undo", *undo,
+               "Switch back to the generation that was active before the last switch (undoes "
+               "a rollback, a use or an install; twice toggles)")
+      ->excludes(rb->get_option("--to"));
+  rb->callback([to, undo, &action] {
+    action = [to, undo](ops::Context& ctx, Report& report) {
       ops::RollbackResult r;
-      Status st = ops::rollback(ctx, *to, r);
+      Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, *to, r);
       render(r, report);
       return st;
     };

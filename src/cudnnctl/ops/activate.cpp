@@ -3,9 +3,13 @@
 
 #include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
+#include "gates/requirements.hpp"
 #include "manifest/version.hpp"
+#include "store/history.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::ops {
 
@@ -105,6 +109,8 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     // The node's GPUs against the entry's device code, before the switch (exit 7, --force).
     gates::Env env = gates_env(ctx);
     TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
+    // --require-gpu: no usable GPU is exit 7 now, not a switch rolled back after (exit 5).
+    TRY(gates::check_gpu_demand(env, demands, out.findings));
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }
@@ -157,7 +163,54 @@ Result<int> rollback_plan(const store::StoreView& view, const std::optional<std:
   return *target;
 }
 
+// The generation active before the last switch to the active one (`rollback --undo`): the
+// newest successful history record that ended at `current` coming from another generation.
+Result<int> undo_target(Context& ctx, const store::StoreView& view) {
+  if (!view.current) {
+    return fail(ErrorCode::nothing_to_roll_back, "nothing to undo: no cuDNN generation is active");
+  }
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(auto records, store::read_history(ctx.layout(), warnings));
+  for (const auto& w : warnings) {
+    ctx.warn(w);
+  }
+  auto gen_of = [](const nlohmann::json& rec, const char* key) -> std::optional<int> {
+    auto it = rec.find(key);
+    if (it == rec.end() || !it->is_object() || !it->contains("generation") ||
+        !(*it)["generation"].is_number_integer()) {
+      return std::nullopt;
+    }
+    return (*it)["generation"].get<int>();
+  };
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    std::string result = it->value("result", "");
+    if (result != "ok" && result != "completed-by-recover" && result != "repaired-by-recover") {
+      continue;
+    }
+    auto from = gen_of(*it, "from");
+    auto to = gen_of(*it, "to");
+    if (!from || !to || *from == *to || *to != *view.current) {
+      continue;
+    }
+    if (!view.generation(*from)) {
+      return fail(ErrorCode::no_such_generation,
+                  "nothing to undo: generation " + std::to_string(*from) +
+                      ", active before the last switch, was deleted (by gc or remove)");
+    }
+    return *from;
+  }
+  return fail(ErrorCode::nothing_to_roll_back,
+              "nothing to undo: the history records no switch to generation " +
+                  std::to_string(*view.current) + " from another generation");
+}
+
 } // namespace
+
+Status rollback_undo(Context& ctx, RollbackResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(int target, undo_target(ctx, view));
+  return rollback(ctx, std::to_string(target), out);
+}
 
 Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out) {
   if (ctx.dry_run()) {

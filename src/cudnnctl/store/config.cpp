@@ -58,13 +58,14 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
         c.cacert = *s;
       }
     } else if (key == "require_pin" || key == "manage_cuda_home" ||
-               key == "require_signed_recalls") {
+               key == "require_signed_recalls" || key == "keep_cache") {
       auto b = as<bool>(e);
       if (!b) {
         return type_error("true or false");
       }
       (key == "require_pin"        ? c.require_pin
        : key == "manage_cuda_home" ? c.manage_cuda_home
+       : key == "keep_cache"       ? c.keep_cache
                                    : c.require_signed_recalls) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
                key == "cuda" || key == "perf_gate") {
@@ -91,7 +92,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
                   where(source, e) + "unknown key " + key +
                       " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
                       "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
-                      "require_signed_recalls, perf_gate)");
+                      "require_signed_recalls, perf_gate, keep_cache)");
     }
   }
   return c;

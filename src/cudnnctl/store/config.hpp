@@ -30,6 +30,9 @@ struct Config {
   int smoke_timeout = 120;
   std::optional<int> perf_gate; // percent: install --perf-gate PCT by default (gates/perfgate.hpp)
   bool manage_cuda_home = true;
+  // Keep the verified archive in the download cache after an install (a reinstall or
+  // another root's install needs no download); false: as `install --no-cache`.
+  bool keep_cache = true;
 };
 
 // Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.
