@@ -169,7 +169,11 @@ void register_maintain(CLI::App& app, Action& action) {
     action = [yes](ops::Context& ctx, Report& report) {
       ops::PurgeResult r;
       Status st = ops::purge(ctx, *yes, r);
-      render(r, ctx, report);
+      if (st) {
+        render(r, ctx, report);
+      } else {
+        report.outcome = r; // a refusal or a failure says only what is active now
+      }
       return st;
     };
   });

@@ -137,8 +137,8 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
     if (out.nothing) {
       return {};
     }
-    out.changed = true;
     if (ctx.dry_run()) {
+      out.changed = true; // would change
       return {};
     }
     if (!yes) {

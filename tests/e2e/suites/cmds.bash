@@ -170,10 +170,12 @@ expect_eq "$(tree_snapshot "$R")" "$(cat "$E2E_TMP/machine.installed")" "the roo
 # Without --yes: refused, one line, nothing changed.
 expect_exit 2 cudnnctl --root "$R" --json purge
 expect_json 'd["error"]["code"]' confirmation_required
+expect_json 'd["changed"]' false
 expect_json 'd["error"]["exit_code"]' 2
 expect_error "\`cudnnctl purge --dry-run\` lists it, \`cudnnctl purge --yes\` does it"
 expect_exit 2 cudnnctl --root "$R" purge
 expect_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+expect_eq "$(cat "$OUT")" "" "stdout of the refused purge"
 expect_eq "$(tree_snapshot "$R")" "$(cat "$E2E_TMP/machine.installed")" "the root after the refused purge"
 # --yes: the machine as it was.
 expect_exit 0 cudnnctl --root "$R" --json purge --yes
