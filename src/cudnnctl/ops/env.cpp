@@ -76,15 +76,12 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   // CUDNN_PATH (PyTorch's build), CUDNN_ROOT and CUDNN_LIB_DIR (CMake's FindCUDNN modules,
   // ONNX Runtime), CUDNN_INSTALL_PATH and TF_CUDNN_VERSION (TensorFlow's configure).
   std::vector<EnvVar> vars = {{"CUDNN_PATH", current.string()}, {"CUDNN_ROOT", current.string()}};
-  bool headers =
-      std::find(e->components.begin(), e->components.end(), "headers") != e->components.end();
-  if (headers) {
-    vars.push_back({"CUDNN_INCLUDE_DIR", (current / "include").string()});
-  } else {
+  vars.push_back({"CUDNN_INCLUDE_DIR", (current / "include").string()});
+  if (std::find(e->components.begin(), e->components.end(), "headers") == e->components.end()) {
     ctx.warn("the active build has no headers (installed with --components " +
              util::join(e->components, ",") +
-             "): CUDNN_INCLUDE_DIR is not set and builds that include cudnn.h will fail; "
-             "`cudnnctl install " +
+             "): CUDNN_INCLUDE_DIR names a directory without cudnn.h, so builds that include "
+             "it fail; `cudnnctl install " +
              e->label + " --components runtime,headers` adds them");
   }
   vars.push_back({"CUDNN_LIB_DIR", (current / "lib").string()});

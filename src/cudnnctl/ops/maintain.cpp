@@ -137,8 +137,7 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) 
       !out.plan.generations.empty() || !out.plan.entries.empty() || !out.cache_files.empty();
   std::string verb = ctx.dry_run() ? "would delete " : "deleted ";
   for (int g : out.plan.generations) {
-    ctx.action(verb + "generation " + std::to_string(g) +
-               (out.generation_entries.count(g) ? " (" + out.generation_entries[g] + ")" : ""));
+    ctx.action(verb + "generation " + std::to_string(g)); // the Ansible module matches it
   }
   for (const auto& e : out.plan.entries) {
     ctx.action(verb + "store entry " + e);
