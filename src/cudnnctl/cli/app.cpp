@@ -159,13 +159,16 @@ const std::map<std::string, std::string>& examples() {
       {"install", "cudnnctl install 9.2.0 --dry-run; cudnnctl --cuda 12 install latest; "
                   "cudnnctl install --archive ./cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"},
       {"use", "cudnnctl use 8.9.7"},
-      {"rollback", "cudnnctl rollback; cudnnctl rollback --to 3"},
+      {"rollback", "cudnnctl rollback; cudnnctl rollback --to 3; cudnnctl rollback --undo"},
       {"search", "cudnnctl search 9; cudnnctl --cuda 13 search latest"},
       {"remove", "cudnnctl remove 9.1.0"},
       {"gc", "cudnnctl gc --keep 2 --cache --dry-run"},
       {"env", "eval \"$(cudnnctl env)\""},
       {"mirror", "cudnnctl mirror 9.2.0 8.9.7 --to /srv/cudnn-mirror"},
       {"help", "cudnnctl help install"},
+      {"purge", "cudnnctl purge --dry-run; cudnnctl purge --yes"},
+      {"completion", "source <(cudnnctl completion bash); cudnnctl completion man > cudnnctl.1"},
+      {"list", "cudnnctl list; cudnnctl list --available 9"},
   };
   return m;
 }
@@ -329,6 +332,7 @@ int run(int argc, char** argv) {
   register_check(app, action);
   register_bench(app, action);
   register_help(app, action);
+  register_completion(app, action);
   add_help_footers(app);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();

@@ -172,11 +172,14 @@ void register_adopt(CLI::App& app, Action& action) {
 
   auto eo = std::make_shared<ops::EnvOptions>();
   auto* env = app.add_subcommand(
-      "env", "Print CUDNN_PATH, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY for build systems (read-only)");
-  env->add_option("--shell", eo->shell, "Syntax: sh (default) or fish")
-      ->check(CLI::IsMember({"sh", "fish"}));
+      "env", "Print CUDNN_PATH, CUDNN_ROOT, CUDNN_INCLUDE_DIR, CUDNN_LIB_DIR, CUDNN_LIBRARY, "
+             "CUDNN_INSTALL_PATH, TF_CUDNN_VERSION for build systems (read-only)");
+  env->add_option("--shell", eo->shell,
+                  "Syntax: sh (default), fish, or dockerfile (ENV lines for a Dockerfile)")
+      ->check(CLI::IsMember({"sh", "fish", "dockerfile"}));
   env->add_flag("--ld-library-path", eo->ld_library_path,
-                "Also print LD_LIBRARY_PATH naming the active store entry's lib/");
+                "Also print LD_LIBRARY_PATH naming the active store entry's lib/ (breaks "
+                "pip-installed PyTorch's own cuDNN: a warning says so)");
   env->callback([eo, &action] {
     action = [eo](ops::Context& ctx, Report& report) {
       ops::EnvResult r;

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/render.hpp"
 #include "ops/install.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -42,6 +43,9 @@ void render(const ops::InstallResult& r, Report& report) {
   if (r.components) {
     data["components"] = *r.components;
   }
+  if (r.cache_bytes) {
+    data["cache"] = {{"bytes", *r.cache_bytes}, {"kept", r.cache_kept}};
+  }
   put_dpkg(r.adoption.dpkg, report);
   if (r.adoption.backup) {
     data["backup"] = *r.adoption.backup;
@@ -79,6 +83,12 @@ void render(const ops::InstallResult& r, Report& report) {
     return;
   }
   put_switch(r, report);
+  if (r.cache_bytes && r.said == ops::Switched::activated) {
+    report.line("download cache: " + util::human_bytes(*r.cache_bytes) + " in /var/cache/cudnnctl" +
+                (r.cache_kept ? " (`cudnnctl gc --cache` empties it; --no-cache or config "
+                                "keep_cache = false keeps nothing)"
+                              : " (this archive not kept: --no-cache)"));
+  }
 }
 
 } // namespace
@@ -110,6 +120,9 @@ void register_install(CLI::App& app, Action& action) {
                   "After the switch, bench the new entry against the previous one (quick set); "
                   "slower by more than PCT % on any workload: rolled back (exit 5)")
       ->check(CLI::Range(0.1, 100.0));
+  cmd->add_flag("--no-cache", o->no_cache,
+                "Keep nothing in the download cache (/var/cache/cudnnctl) afterwards: for "
+                "container images (default: config keep_cache, true)");
   cmd->callback([o, components, &action] {
     action = [o, components](ops::Context& ctx, Report& report) -> Status {
       ops::InstallOptions opts = *o;

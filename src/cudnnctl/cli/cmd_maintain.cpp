@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// `remove`, `gc`, `recover`.
+// `remove`, `gc`, `purge`, `recover`.
 #include "cli/commands.hpp"
 #include "ops/maintain.hpp"
+#include "ops/purge.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -29,18 +31,74 @@ void render(const ops::GcResult& r, bool dry_run, Report& report) {
   data["deleted_generations"] = r.plan.generations;
   data["deleted_entries"] = r.plan.entries;
   data["deleted_cache_files"] = r.cache_files;
+  data["entry_bytes"] = r.entry_bytes;
+  data["cache_bytes"] = r.cache_bytes;
+  data["freed_bytes"] = r.freed_bytes;
   json spared = json::array();
   for (const auto& s : r.plan.spared) {
     spared.push_back({{"entry", s.entry}, {"processes", s.processes}});
   }
   data["spared"] = spared;
   std::string verb = dry_run ? "would delete " : "deleted ";
+  for (int g : r.plan.generations) {
+    auto it = r.generation_entries.find(g);
+    report.line(verb + "generation " + std::to_string(g) +
+                (it != r.generation_entries.end() ? " (" + it->second + ")" : ""));
+  }
+  for (const auto& e : r.plan.entries) {
+    auto it = r.entry_bytes.find(e);
+    report.line(verb + "store entry " + e + " (" +
+                util::human_bytes(it != r.entry_bytes.end() ? it->second : 0) + ")");
+  }
+  for (const auto& f : r.cache_files) {
+    auto it = r.cache_bytes.find(f);
+    report.line(verb + "cached " + f + " (" +
+                util::human_bytes(it != r.cache_bytes.end() ? it->second : 0) + ")");
+  }
   size_t entries = r.plan.entries.size();
   report.line(verb + std::to_string(r.plan.generations.size()) + " generation(s), " +
               std::to_string(entries) + " store entr" + (entries == 1 ? "y" : "ies") +
               (r.cache ? ", " + std::to_string(r.cache_files.size()) + " cached file(s)" : "") +
-              "; kept the active generation and what rollback walks back to (" +
-              std::to_string(r.keep) + " in all)");
+              ", " + (dry_run ? "freeing " : "freed ") + util::human_bytes(r.freed_bytes) + " (" +
+              std::to_string(r.freed_bytes) + " bytes); kept the active generation and what " +
+              "rollback walks back to (" + std::to_string(r.keep) + " in all)");
+}
+
+void render(const ops::PurgeResult& r, const ops::Context& ctx, Report& report) {
+  report.outcome = r;
+  const bool dry = ctx.dry_run();
+  auto& data = report.data();
+  json removed = json::array();
+  for (const auto& i : r.removed) {
+    removed.push_back({{"path", i.path}, {"what", i.what}, {"bytes", i.bytes}});
+  }
+  data["removed"] = removed;
+  data["kept"] = r.kept;
+  data["originals_put_back"] = r.originals;
+  data["cuda_home"] = r.cuda_home;
+  data["bytes"] = r.bytes;
+  if (r.nothing) {
+    report.line("nothing to purge: cudnnctl has written nothing under " +
+                ctx.layout().root().string());
+    return;
+  }
+  if (r.deactivates) {
+    report.line(std::string(dry ? "would put back " : "put back ") + std::to_string(r.originals) +
+                " adopted original(s) into " + r.cuda_home +
+                " and deactivate cudnnctl (no current generation, loader drop-in, CUDA-home "
+                "links, pkg-config file; ldconfig)");
+  }
+  for (const auto& i : r.removed) {
+    report.line(std::string(dry ? "would remove " : "removed ") + i.path + "  (" + i.what +
+                (i.bytes ? ", " + util::human_bytes(i.bytes) : std::string()) + ")");
+  }
+  for (const auto& k : r.kept) {
+    report.line("kept " + k);
+  }
+  report.line(std::string(dry ? "would free " : "freed ") + util::human_bytes(r.bytes) + " (" +
+              std::to_string(r.bytes) + " bytes)" +
+              (dry ? "; run `cudnnctl purge --yes` to do it"
+                   : "; cudnnctl is gone from " + ctx.layout().root().string()));
 }
 
 void render(const ops::RecoverResult& r, bool dry_run, Report& report) {
@@ -93,6 +151,28 @@ void register_maintain(CLI::App& app, Action& action) {
       Status st = ops::gc(ctx, *keep, *cache, r);
       if (st) {
         render(r, ctx.dry_run(), report);
+      }
+      return st;
+    };
+  });
+
+  auto yes = std::make_shared<bool>(false);
+  auto* purge = app.add_subcommand(
+      "purge", "Remove everything cudnnctl wrote and put adopted originals back (the machine as "
+               "it was before cudnnctl)");
+  purge->add_flag("-y,--yes", *yes, "Do it (without --yes only --dry-run runs: exit 2)");
+  purge->footer("Removes the store, the generations, the download cache, the state directory "
+                "(journal, history, backups), the loader drop-in, the CUDA-home links and the "
+                "pkg-config file, and puts the originals `adopt` took over back. Keeps "
+                "/etc/cudnnctl (your configuration). Interrupted: run it again.");
+  purge->callback([yes, &action] {
+    action = [yes](ops::Context& ctx, Report& report) {
+      ops::PurgeResult r;
+      Status st = ops::purge(ctx, *yes, r);
+      if (st) {
+        render(r, ctx, report);
+      } else {
+        report.outcome = r; // a refusal or a failure says only what is active now
       }
       return st;
     };

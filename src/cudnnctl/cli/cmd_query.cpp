@@ -39,6 +39,14 @@ void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, bool hum
   }
 }
 
+// data.cache and the "cache:" line of status and list.
+void put_cache(uint64_t bytes, size_t files, Report& report) {
+  report.data()["cache"] = {{"bytes", bytes}, {"files", files}};
+  report.line("cache:    " + util::human_bytes(bytes) + " in /var/cache/cudnnctl (" +
+              std::to_string(files) + " file(s)" +
+              (bytes ? "; `cudnnctl gc --cache` empties it)" : ")"));
+}
+
 void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report) {
   report.outcome = r;
   auto& data = report.data();
@@ -67,7 +75,10 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   }
   put_slots(r.slots, report, true);
   report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
-              std::to_string(r.generations) + " generation(s)");
+              util::human_bytes(r.store_bytes) + ", " + std::to_string(r.generations) +
+              " generation(s)");
+  data["store_bytes"] = r.store_bytes;
+  put_cache(r.cache_bytes, r.cache_files, report);
   if (r.unmanaged_home) {
     data["unmanaged"] = {
         {"cuda_home", *r.unmanaged_home},
@@ -115,17 +126,21 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
                          {"generations", gens},
                          {"active", is_active},
                          {"slot", store::slot_id(e)},
+                         {"bytes", store::entry_bytes(e)},
                          {"created", e.created}});
     std::vector<std::string> gs;
     for (int g : gens) {
       gs.push_back(std::to_string(g));
     }
-    report.line(std::string(is_active ? "* " : "  ") + store::describe(e) +
+    std::string size = util::human_bytes(store::entry_bytes(e));
+    size.insert(0, size.size() < 10 ? 10 - size.size() : 0, ' ');
+    report.line(std::string(is_active ? "* " : "  ") + store::describe(e) + "  " + size +
                 "  generations: " + (gs.empty() ? "-" : util::join(gs, ",")) + "  " + e.name);
   }
   if (view.entries.empty()) {
     report.line("nothing installed");
   }
+  put_cache(r.cache_bytes, r.cache_files, report);
   report.data()["installed"] = installed;
   json generations = json::array();
   for (const auto& g : view.generations) {
@@ -234,8 +249,22 @@ void register_query(CLI::App& app, Action& action) {
           return st;
         };
       });
-  app.add_subcommand("list", "List installed builds and generations")->callback([&action] {
-    action = [](ops::Context& ctx, Report& report) {
+  auto available = std::make_shared<bool>(false);
+  auto pattern = std::make_shared<std::string>();
+  auto* list = app.add_subcommand("list", "List installed builds (with sizes) and generations");
+  list->add_flag("--available", *available,
+                 "List the releases there are instead, as `cudnnctl search [PATTERN]`");
+  list->add_option("PATTERN", *pattern, "With --available: as search's PATTERN");
+  list->callback([available, pattern, &action] {
+    action = [available, pattern](ops::Context& ctx, Report& report) -> Status {
+      if (*available) {
+        return run_search(ctx, *pattern, report);
+      }
+      if (!pattern->empty()) {
+        return fail(ErrorCode::usage, "list takes PATTERN only with --available (or use "
+                                      "`cudnnctl search " +
+                                          *pattern + "`)");
+      }
       ops::ListResult r;
       Status st = ops::list(ctx, r);
       if (st) {

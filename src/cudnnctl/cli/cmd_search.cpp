@@ -73,6 +73,15 @@ void render(const ops::SearchResult& r, Report& report) {
 
 } // namespace
 
+Status run_search(ops::Context& ctx, const std::string& pattern, Report& report) {
+  ops::SearchResult r;
+  Status st = ops::search(ctx, pattern, r);
+  if (st) {
+    render(r, report);
+  }
+  return st;
+}
+
 void register_search(CLI::App& app, Action& action) {
   auto pattern = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand(
@@ -84,12 +93,7 @@ void register_search(CLI::App& app, Action& action) {
               "http://mirror.local/cudnn/redist/ search 9");
   cmd->callback([pattern, &action] {
     action = [pattern](ops::Context& ctx, Report& report) {
-      ops::SearchResult r;
-      Status st = ops::search(ctx, *pattern, r);
-      if (st) {
-        render(r, report);
-      }
-      return st;
+      return run_search(ctx, *pattern, report);
     };
   });
 }

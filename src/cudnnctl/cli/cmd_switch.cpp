@@ -43,6 +43,10 @@ void render(const ops::RollbackResult& r, Report& report) {
     if (const auto& a = r.active) {
       report.line("rolled back to cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) +
                   ", " + a->platform + "), generation " + std::to_string(r.target));
+      if (r.previous) {
+        report.line("(`cudnnctl rollback --undo` switches back to generation " +
+                    std::to_string(r.previous->generation) + ")");
+      }
     }
     break;
   }
@@ -85,10 +89,16 @@ void register_switch(CLI::App& app, Action& action) {
   rb->add_option("--slot", *slot,
                  "Walk this slot's generations (e.g. 8-cuda12, as `status` lists them); the "
                  "others stay as they are");
-  rb->callback([to, slot, &action] {
-    action = [to, slot](ops::Context& ctx, Report& report) {
+  auto undo = std::make_shared<bool>(false);
+  rb->add_flag("--undo", *undo,
+               "Switch back to the generation that was active before the last switch (undoes "
+               "a rollback, a use or an install; twice toggles)")
+      ->excludes(rb->get_option("--to"))
+      ->excludes(rb->get_option("--slot"));
+  rb->callback([to, slot, undo, &action] {
+    action = [to, slot, undo](ops::Context& ctx, Report& report) {
       ops::RollbackResult r;
-      Status st = ops::rollback(ctx, *to, r, *slot);
+      Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, *to, r, *slot);
       render(r, report);
       return st;
     };

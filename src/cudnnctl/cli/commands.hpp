@@ -20,16 +20,20 @@ namespace cudnnctl::cli {
 using Action = std::function<Status(ops::Context&, Report&)>;
 
 void register_install(CLI::App& app, Action& action);
-void register_switch(CLI::App& app, Action& action);   // use, rollback
-void register_query(CLI::App& app, Action& action);    // status, list, history, verify
-void register_maintain(CLI::App& app, Action& action); // remove, gc, recover
-void register_smoke(CLI::App& app, Action& action);    // smoke
-void register_mirror(CLI::App& app, Action& action);   // mirror
-void register_adopt(CLI::App& app, Action& action);    // adopt, backup, restore, env
-void register_doctor(CLI::App& app, Action& action);   // doctor, recommend
-void register_debug(CLI::App& app, Action& action);    // hidden: debug-sha256
-void register_check(CLI::App& app, Action& action);    // check
-void register_bench(CLI::App& app, Action& action);    // bench
-void register_search(CLI::App& app, Action& action);   // search
+void register_switch(CLI::App& app, Action& action);     // use, rollback
+void register_query(CLI::App& app, Action& action);      // status, list, history, verify
+void register_maintain(CLI::App& app, Action& action);   // remove, gc, purge, recover
+void register_smoke(CLI::App& app, Action& action);      // smoke
+void register_mirror(CLI::App& app, Action& action);     // mirror
+void register_adopt(CLI::App& app, Action& action);      // adopt, backup, restore, env
+void register_doctor(CLI::App& app, Action& action);     // doctor, recommend
+void register_debug(CLI::App& app, Action& action);      // hidden: debug-sha256
+void register_check(CLI::App& app, Action& action);      // check
+void register_bench(CLI::App& app, Action& action);      // bench
+void register_search(CLI::App& app, Action& action);     // search
+void register_completion(CLI::App& app, Action& action); // completion (scripts, man page)
+
+// `search [PATTERN]` (also `list --available [PATTERN]`): runs it and renders into `report`.
+[[nodiscard]] Status run_search(ops::Context& ctx, const std::string& pattern, Report& report);
 
 } // namespace cudnnctl::cli

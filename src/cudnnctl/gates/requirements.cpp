@@ -108,10 +108,8 @@ Status check_gpu(Env& env, Findings& out) {
   return {};
 }
 
-} // namespace
-
-Status check_requirements(Env& env, const manifest::Selection& sel, const Demands& d,
-                          Findings& out) {
+// --require-gpu with options that turn the GPU test off: ErrorCode::usage.
+Status check_gpu_usage(const Demands& d) {
   if (d.require_gpu && d.no_smoke) {
     return fail(ErrorCode::usage,
                 "--require-gpu asks for the GPU smoke test, which --no-smoke turns off");
@@ -121,6 +119,19 @@ Status check_requirements(Env& env, const manifest::Selection& sel, const Demand
     return fail(ErrorCode::usage,
                 "--require-gpu needs the runtime component (the libraries the GPU test runs)");
   }
+  return {};
+}
+
+} // namespace
+
+Status check_gpu_demand(Env& env, const Demands& d, Findings& out) {
+  TRY(check_gpu_usage(d));
+  return d.require_gpu ? check_gpu(env, out) : Status{};
+}
+
+Status check_requirements(Env& env, const manifest::Selection& sel, const Demands& d,
+                          Findings& out) {
+  TRY(check_gpu_usage(d));
   out.requirements.checked = true;
   std::vector<std::string> refusals;
   if (auto r = check_cuda_toolkit(env, sel, out); !r.empty()) {
@@ -143,10 +154,7 @@ Status check_requirements(Env& env, const manifest::Selection& sel, const Demand
     }
     out.check("compatibility", "warning", "overridden by --force: " + msg);
   }
-  if (d.require_gpu) {
-    TRY(check_gpu(env, out));
-  }
-  return {};
+  return d.require_gpu ? check_gpu(env, out) : Status{};
 }
 
 } // namespace cudnnctl::gates

@@ -18,6 +18,11 @@ namespace cudnnctl::gates {
 //  - --require-gpu with no usable GPU (cudnnctl-smoke --gpus): not overridden by --force.
 // --require-gpu with --no-smoke, or without the runtime component: ErrorCode::usage.
 // Every gate's verdict goes into `out`.
+// Only the --require-gpu part of check_requirements (use VERSION: the build already fits):
+// the usage errors, then a usable GPU must be visible now (ErrorCode::requirement, exit 7),
+// so that the refusal comes before the switch, never as a rollback after it.
+[[nodiscard]] Status check_gpu_demand(Env& env, const Demands& demands, Findings& out);
+
 [[nodiscard]] Status check_requirements(Env& env, const manifest::Selection& selection,
                                         const Demands& demands, Findings& out);
 

@@ -4,15 +4,18 @@
 #include "gates/gpu_arch.hpp"
 #include "gates/postswitch.hpp"
 #include "gates/recall.hpp"
+#include "gates/requirements.hpp"
 #include "integrate/slots.hpp"
 #include "manifest/version.hpp"
 #include "ops/plan.hpp"
 #include "ops/recalls.hpp"
+#include "store/history.hpp"
 #include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace cudnnctl::ops {
 
@@ -226,6 +229,8 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     gates::Env env = gates_env(ctx);
     TRY(gates::check_recall(env, recalls, e.version, e.cuda_major, out.findings));
     TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
+    // --require-gpu: no usable GPU is exit 7 now, not a switch rolled back after (exit 5).
+    TRY(gates::check_gpu_demand(env, demands, out.findings));
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }
@@ -355,7 +360,54 @@ void warn_if_recalled(Context& ctx, const store::StoreView& view, int target) {
   }
 }
 
+// The generation active before the last switch to the active one (`rollback --undo`): the
+// newest successful history record that ended at `current` coming from another generation.
+Result<int> undo_target(Context& ctx, const store::StoreView& view) {
+  if (!view.current) {
+    return fail(ErrorCode::nothing_to_roll_back, "nothing to undo: no cuDNN generation is active");
+  }
+  std::vector<std::string> warnings;
+  TRY_ASSIGN(auto records, store::read_history(ctx.layout(), warnings));
+  for (const auto& w : warnings) {
+    ctx.warn(w);
+  }
+  auto gen_of = [](const nlohmann::json& rec, const char* key) -> std::optional<int> {
+    auto it = rec.find(key);
+    if (it == rec.end() || !it->is_object() || !it->contains("generation") ||
+        !(*it)["generation"].is_number_integer()) {
+      return std::nullopt;
+    }
+    return (*it)["generation"].get<int>();
+  };
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    std::string result = it->value("result", "");
+    if (result != "ok" && result != "completed-by-recover" && result != "repaired-by-recover") {
+      continue;
+    }
+    auto from = gen_of(*it, "from");
+    auto to = gen_of(*it, "to");
+    if (!from || !to || *from == *to || *to != *view.current) {
+      continue;
+    }
+    if (!view.generation(*from)) {
+      return fail(ErrorCode::no_such_generation,
+                  "nothing to undo: generation " + std::to_string(*from) +
+                      ", active before the last switch, was deleted (by gc or remove)");
+    }
+    return *from;
+  }
+  return fail(ErrorCode::nothing_to_roll_back,
+              "nothing to undo: the history records no switch to generation " +
+                  std::to_string(*view.current) + " from another generation");
+}
+
 } // namespace
+
+Status rollback_undo(Context& ctx, RollbackResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(int target, undo_target(ctx, view));
+  return rollback(ctx, std::to_string(target), out, std::nullopt);
+}
 
 Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out,
                 const std::optional<std::string>& slot_arg) {

@@ -69,6 +69,12 @@ struct RollbackResult : Outcome {
                               RollbackResult& out,
                               const std::optional<std::string>& slot = std::nullopt);
 
+// `rollback --undo`: switches back to the generation that was active before the last switch
+// to the active one (undoes a rollback, a `use`, an install), as recorded in history.jsonl;
+// twice in a row toggles between the two. No such record: ErrorCode::nothing_to_roll_back;
+// that generation deleted since: ErrorCode::no_such_generation.
+[[nodiscard]] Status rollback_undo(Context& ctx, RollbackResult& out);
+
 // Takes the lock and activates store entry `name` as a new generation (dry-run aware).
 [[nodiscard]] Status activate_entry(Context& ctx, const std::string& name,
                                     const std::string& command, const gates::Demands& demands,

@@ -73,6 +73,11 @@ struct AdoptResult : Outcome {
 // changed.
 [[nodiscard]] Status adopt_undo(Context& ctx, AdoptResult& out);
 
+// How many adopted originals `adopt --undo` (or `purge`) would put back (one per path; none
+// adopted: 0), once each is known to be available, from its store entry or its verified
+// backup. One that is not: ErrorCode::integrity (or the backup's error), nothing changed.
+[[nodiscard]] Result<size_t> adopted_originals_ready(const store::Layout& layout);
+
 // The release step of `adopt --undo` (the adopted originals back, then forgotten), which
 // cli::run registers with the transaction room (txn::register_release_step).
 [[nodiscard]] txn::ReleaseStep adopted_release_step();

@@ -192,10 +192,7 @@ txn::ReleaseStep adopted_release_step() {
 namespace {
 
 // Every original must be available (store entry or verified backup) before anything changes.
-Status preflight(const store::Layout& layout, const integrate::HomeState& state) {
-  if (state.adopted.empty()) {
-    return fail(ErrorCode::usage, "nothing to undo: cudnnctl has not adopted any files here");
-  }
+Status originals_available(const store::Layout& layout, const integrate::HomeState& state) {
   std::map<std::string, std::set<std::string>> need;
   for (const auto* r : latest_records(state)) {
     if (r->kind == "file" && !entry_source(layout, *r)) {
@@ -221,7 +218,20 @@ Status preflight(const store::Layout& layout, const integrate::HomeState& state)
   return {};
 }
 
+Status preflight(const store::Layout& layout, const integrate::HomeState& state) {
+  if (state.adopted.empty()) {
+    return fail(ErrorCode::usage, "nothing to undo: cudnnctl has not adopted any files here");
+  }
+  return originals_available(layout, state);
+}
+
 } // namespace
+
+Result<size_t> adopted_originals_ready(const store::Layout& layout) {
+  TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
+  TRY(originals_available(layout, state));
+  return latest_records(state).size();
+}
 
 Status adopt_undo(Context& ctx, AdoptResult& out) {
   const auto& layout = ctx.layout();

@@ -2,7 +2,9 @@
 #include "ops/env.hpp"
 
 #include "integrate/pkgconfig.hpp"
+#include "util/strings.hpp"
 
+#include <algorithm>
 #include <sys/stat.h>
 
 namespace cudnnctl::ops {
@@ -10,6 +12,16 @@ namespace cudnnctl::ops {
 namespace {
 
 std::string quote(std::string_view shell, std::string_view v) {
+  if (shell == "dockerfile") { // ENV NAME="value": \ " and $ escaped
+    std::string out = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\' || c == '$') {
+        out += '\\';
+      }
+      out += c;
+    }
+    return out + "\"";
+  }
   std::string out = "'";
   for (char c : v) {
     if (c == '\'') {
@@ -28,6 +40,9 @@ std::string quote(std::string_view shell, std::string_view v) {
 std::string shell_assignment(std::string_view shell, std::string_view name, std::string_view value,
                              bool prepend) {
   std::string n(name);
+  if (shell == "dockerfile") {
+    return "ENV " + n + "=" + quote(shell, value) + (prepend ? "${" + n + ":+:$" + n + "}" : "");
+  }
   if (shell == "fish") {
     return "set -gx " + n + " " + quote(shell, value) + (prepend ? " $" + n : "") + ";";
   }
@@ -36,8 +51,9 @@ std::string shell_assignment(std::string_view shell, std::string_view name, std:
 }
 
 Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
-  if (o.shell != "sh" && o.shell != "fish") {
-    return fail(ErrorCode::usage, "--shell must be sh or fish, got \"" + o.shell + "\"");
+  if (o.shell != "sh" && o.shell != "fish" && o.shell != "dockerfile") {
+    return fail(ErrorCode::usage,
+                "--shell must be sh, fish or dockerfile, got \"" + o.shell + "\"");
   }
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   const auto* e = view.active_entry();
@@ -57,15 +73,32 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
       }
     }
   }
-  std::vector<EnvVar> vars = {{"CUDNN_PATH", current.string()},
-                              {"CUDNN_INCLUDE_DIR", (current / "include").string()}};
+  // CUDNN_PATH (PyTorch's build), CUDNN_ROOT and CUDNN_LIB_DIR (CMake's FindCUDNN modules,
+  // ONNX Runtime), CUDNN_INSTALL_PATH and TF_CUDNN_VERSION (TensorFlow's configure).
+  std::vector<EnvVar> vars = {{"CUDNN_PATH", current.string()}, {"CUDNN_ROOT", current.string()}};
+  vars.push_back({"CUDNN_INCLUDE_DIR", (current / "include").string()});
+  if (std::find(e->components.begin(), e->components.end(), "headers") == e->components.end()) {
+    ctx.warn("the active build has no headers (installed with --components " +
+             util::join(e->components, ",") +
+             "): CUDNN_INCLUDE_DIR names a directory without cudnn.h, so builds that include "
+             "it fail; `cudnnctl install " +
+             e->label + " --components runtime,headers` adds them");
+  }
+  vars.push_back({"CUDNN_LIB_DIR", (current / "lib").string()});
   if (!library.empty()) {
     vars.push_back({"CUDNN_LIBRARY", library.string()});
   } else {
     ctx.warn("the active build has no libcudnn.so: CUDNN_LIBRARY is not set");
   }
+  vars.push_back({"CUDNN_INSTALL_PATH", current.string()});
+  vars.push_back({"TF_CUDNN_VERSION", major});
   if (o.ld_library_path) {
     vars.push_back({"LD_LIBRARY_PATH", (layout.entry_dir(e->name) / "lib").string(), true});
+    ctx.warn("LD_LIBRARY_PATH wins over the RPATH of pip-installed PyTorch (and JAX or "
+             "TensorFlow wheels), which then load this cuDNN instead of the nvidia-cudnn wheel "
+             "they were built with: torch fails with \"cuDNN version incompatibility\"; leave "
+             "it out where pip frameworks run (the loader drop-in already serves programs "
+             "without their own cuDNN)");
   }
   out.vars = std::move(vars);
   out.pkg_config_path = integrate::pkgconfig_file(layout).parent_path().string();

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// `env [--shell sh|fish] [--ld-library-path]`: the variables build systems look for cuDNN by
-// (CUDNN_PATH, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY), naming <prefix>/current (the stable path
-// for build systems), and with --ld-library-path an LD_LIBRARY_PATH line naming the active
-// store entry's lib/ (what a loader sees must never change under a running process).
+// `env [--shell sh|fish|dockerfile] [--ld-library-path]`: the variables build systems look for
+// cuDNN by (CUDNN_PATH, CUDNN_ROOT, CUDNN_INCLUDE_DIR (with a warning when the build has
+// no headers), CUDNN_LIB_DIR, CUDNN_LIBRARY, CUDNN_INSTALL_PATH, TF_CUDNN_VERSION), naming
+// <prefix>/current (the stable path for build systems), and with --ld-library-path an
+// LD_LIBRARY_PATH line naming the active store entry's lib/ (what a loader sees must never
+// change under a running process), with a warning that it overrides pip frameworks' cuDNN.
 // Read-only. Under --root the paths are host paths (as `active.path`).
 #pragma once
 
@@ -17,7 +19,7 @@ namespace cudnnctl::ops {
 // --- Interface ---
 
 struct EnvOptions {
-  std::string shell = "sh"; // "sh" or "fish"
+  std::string shell = "sh"; // "sh", "fish" or "dockerfile"
   bool ld_library_path = false;
 };
 

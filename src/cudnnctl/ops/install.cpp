@@ -16,6 +16,7 @@
 #include "release/resolve.hpp"
 #include "release/sidecar.hpp"
 #include "release/stream.hpp"
+#include "store/cache.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/progress.hpp"
@@ -618,7 +619,9 @@ Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Res
 
 } // namespace
 
-Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
+namespace {
+
+Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& out) {
   InstallOptions o = given;
   std::optional<ArchiveName> named;
   if (o.archive) {
@@ -726,6 +729,31 @@ Status install(Context& ctx, const InstallOptions& given, InstallResult& out) {
     return activate_entry_locked(ctx, held, name, "install " + o.version, o.demands(), out);
   }
   return install_new(ctx, held, o, r, components, name, out);
+}
+
+} // namespace
+
+Status install(Context& ctx, const InstallOptions& o, InstallResult& out) {
+  Status st = install_steps(ctx, o, out);
+  if (ctx.dry_run()) {
+    return st;
+  }
+  out.cache_kept = !o.no_cache && ctx.config().keep_cache;
+  const bool resumable = !st && category(st.error().code) == ErrorCode::network;
+  if (!out.cache_kept && out.archive && !resumable) {
+    // What a Docker layer must not keep: nothing of this install stays in the cache.
+    Status dropped = store::drop_cached(ctx.layout(), out.archive->sha256);
+    if (dropped && out.archive->repack) {
+      dropped = store::drop_cached(ctx.layout(), out.archive->repack->sha256);
+    }
+    if (!dropped) {
+      ctx.warn("--no-cache: " + dropped.error().full_message());
+    } else {
+      ctx.action("removed the archive from the download cache (--no-cache)");
+    }
+  }
+  out.cache_bytes = store::cache_bytes(ctx.layout());
+  return st;
 }
 
 } // namespace cudnnctl::ops

@@ -26,6 +26,7 @@ struct InstallOptions {
   bool require_gpu = false;
   std::optional<double> perf_gate; // --perf-gate PCT, else config perf_gate
   bool alongside = false;          // --alongside: in its own slot, the others kept
+  bool no_cache = false;           // --no-cache (or config keep_cache = false)
 
   [[nodiscard]] gates::Demands demands() const {
     return {components, no_smoke, require_gpu, perf_gate, alongside, {}};
@@ -72,9 +73,16 @@ struct InstallResult : SwitchResult {
   } install_said = Said::switched;
   std::string platform; // would_install
   int cuda = 0;         // would_install
+  // After a run that was not a dry run: the bytes left in the download cache, and whether
+  // this install's archive was kept there (false: --no-cache or keep_cache = false).
+  std::optional<uint64_t> cache_bytes;
+  bool cache_kept = true;
 };
 
-// The whole install (dry-run aware); `out` is filled as far as it got.
+// The whole install (dry-run aware); `out` is filled as far as it got. With --no-cache (or
+// keep_cache = false) the archive (and its repack) leave the download cache once the
+// command is over, also after a failure, except a network failure (its partial is kept so
+// that the next try resumes).
 [[nodiscard]] Status install(Context& ctx, const InstallOptions& options, InstallResult& out);
 
 } // namespace cudnnctl::ops

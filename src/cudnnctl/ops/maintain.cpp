@@ -3,6 +3,7 @@
 
 #include "host/inuse.hpp"
 #include "integrate/modulefiles.hpp"
+#include "store/cache.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
 
@@ -102,13 +103,23 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) 
     for (const auto& s : out.plan.spared) {
       ctx.warn("kept " + s.entry + ": in use by " + s.processes);
     }
+    // What each deletion frees, for the plan `gc --dry-run` prints.
+    for (int g : out.plan.generations) {
+      if (const auto* gen = view.generation(g)) {
+        out.generation_entries[g] = gen->entry;
+      }
+    }
+    for (const auto& name : out.plan.entries) {
+      const auto* e = view.entry(name);
+      out.entry_bytes[name] = e ? store::entry_bytes(*e) : 0;
+      out.freed_bytes += out.entry_bytes[name];
+    }
   };
   auto list_cache = [&]() {
-    std::error_code ec;
-    if (fs::is_directory(ctx.layout().cache_dir(), ec)) {
-      for (const auto& de : fs::directory_iterator(ctx.layout().cache_dir(), ec)) {
-        out.cache_files.push_back(de.path().filename().string());
-      }
+    for (const auto& f : store::list_cache(ctx.layout())) {
+      out.cache_files.push_back(f.name);
+      out.cache_bytes[f.name] = f.bytes;
+      out.freed_bytes += f.bytes;
     }
   };
   if (ctx.dry_run()) {
@@ -136,7 +147,7 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) 
       !out.plan.generations.empty() || !out.plan.entries.empty() || !out.cache_files.empty();
   std::string verb = ctx.dry_run() ? "would delete " : "deleted ";
   for (int g : out.plan.generations) {
-    ctx.action(verb + "generation " + std::to_string(g));
+    ctx.action(verb + "generation " + std::to_string(g)); // the Ansible module matches it
   }
   for (const auto& e : out.plan.entries) {
     ctx.action(verb + "store entry " + e);

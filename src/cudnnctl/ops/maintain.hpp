@@ -5,6 +5,8 @@
 #include "ops/context.hpp"
 #include "store/gc.hpp"
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +30,10 @@ struct GcResult : Outcome {
   bool cache = false;
   store::GcPlan plan;
   std::vector<std::string> cache_files;
+  std::map<int, std::string> generation_entries; // each deleted generation's store entry
+  std::map<std::string, uint64_t> entry_bytes;   // each deleted entry's size
+  std::map<std::string, uint64_t> cache_bytes;   // each deleted cached file's size
+  uint64_t freed_bytes = 0;                      // their sum
 };
 
 // Keeps `keep` generations: the active one and those `rollback` would walk back to from it

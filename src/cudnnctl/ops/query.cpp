@@ -5,6 +5,7 @@
 #include "integrate/loader.hpp"
 #include "ops/adopt_scan.hpp"
 #include "ops/recalls.hpp"
+#include "store/cache.hpp"
 #include "store/history.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
@@ -40,6 +41,13 @@ Status status(Context& ctx, StatusResult& out) {
   out.interrupted = txn::journal_pending(ctx.layout()) && !out.in_progress;
   out.generations = view.generations.size();
   out.installed = view.entries.size();
+  for (const auto& e : view.entries) {
+    out.store_bytes += store::entry_bytes(e);
+  }
+  for (const auto& f : store::list_cache(ctx.layout())) {
+    out.cache_bytes += f.bytes;
+    ++out.cache_files;
+  }
   out.loader_dropin = integrate::loader_dropin_dir(ctx.layout());
   if (auto why = txn::journal_unreadable(ctx.layout())) {
     ctx.warn(*why); // say why (a FIFO planted there, a torn file)
@@ -63,6 +71,10 @@ Status list(Context& ctx, ListResult& out) {
   TRY_ASSIGN(out.view, read_store(ctx));
   out.active = gen_info(ctx, out.view, out.view.current);
   out.slots = slot_infos(ctx, out.view);
+  for (const auto& f : store::list_cache(ctx.layout())) {
+    out.cache_bytes += f.bytes;
+    ++out.cache_files;
+  }
   return {};
 }
 

@@ -39,12 +39,17 @@ struct StatusResult : Outcome {
   std::optional<std::string> unmanaged_home; // a CUDA home with hand-made cuDNN files
   std::string unmanaged_version;             // their version, when it can be told
   size_t unmanaged_files = 0;
+  uint64_t store_bytes = 0; // the installed builds' files
+  uint64_t cache_bytes = 0; // the download cache
+  size_t cache_files = 0;
 };
 [[nodiscard]] Status status(Context& ctx, StatusResult& out);
 
 struct ListResult : Outcome {
   store::StoreView view;
   std::vector<SlotInfo> slots;
+  uint64_t cache_bytes = 0; // the download cache
+  size_t cache_files = 0;
 };
 [[nodiscard]] Status list(Context& ctx, ListResult& out);
 

@@ -71,7 +71,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       }
     } else if (key == "require_pin" || key == "manage_cuda_home" ||
                key == "require_signed_recalls" || key == "recalls_from_mirror" ||
-               key == "module_files") {
+               key == "module_files" || key == "keep_cache") {
       auto b = as<bool>(e);
       if (!b) {
         return type_error("true or false");
@@ -80,6 +80,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
        : key == "manage_cuda_home"       ? c.manage_cuda_home
        : key == "require_signed_recalls" ? c.require_signed_recalls
        : key == "module_files"           ? c.module_files
+       : key == "keep_cache"             ? c.keep_cache
                                          : c.recalls_from_mirror) = *b;
     } else if (key == "lock_timeout" || key == "keep_generations" || key == "smoke_timeout" ||
                key == "cuda" || key == "perf_gate") {
@@ -107,7 +108,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
           where(source, e) + "unknown key " + key +
               " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
               "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
-              "require_signed_recalls, recalls_from_mirror, perf_gate, module_files, cuda_module)");
+              "require_signed_recalls, recalls_from_mirror, perf_gate, module_files, cuda_module, "
+              "keep_cache)");
     }
   }
   return c;

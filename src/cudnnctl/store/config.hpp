@@ -35,6 +35,9 @@ struct Config {
   // The CUDA module a cuDNN module needs (`prereq`), "{cuda}" replaced by the entry's CUDA
   // major: "cuda/{cuda}" gives `prereq cuda/13`. Unset: a comment naming the CUDA major only.
   std::optional<std::string> cuda_module;
+  // Keep the verified archive in the download cache after an install (a reinstall or
+  // another root's install needs no download); false: as `install --no-cache`.
+  bool keep_cache = true;
 };
 
 // Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.

@@ -16,6 +16,16 @@ std::vector<std::string> default_components() {
   return {"headers", "runtime"};
 }
 
+uint64_t entry_bytes(const EntryInfo& e) {
+  uint64_t n = 0;
+  for (const auto& f : e.files) {
+    if (f.kind == "file") {
+      n += f.size;
+    }
+  }
+  return n;
+}
+
 std::string entry_name(const std::string& version, int cuda_major, const std::string& platform,
                        const std::vector<std::string>& components) {
   std::string name = version + "-cuda" + std::to_string(cuda_major) + "-" + platform;

@@ -50,6 +50,9 @@ struct EntryInfo {
 // The default component set (runtime + headers).
 std::vector<std::string> default_components();
 
+// The bytes of the entry's regular files, from its metadata (no disk access).
+uint64_t entry_bytes(const EntryInfo& e);
+
 // "<version>-cuda<M>-<platform>[-<components joined by '+'>]" (suffix only when the set
 // is not the default).
 std::string entry_name(const std::string& version, int cuda_major, const std::string& platform,

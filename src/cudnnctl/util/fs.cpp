@@ -407,6 +407,31 @@ Status remove_tree(const fs::path& path) {
   return remove_recursive_at(pfd.get(), path.filename().c_str(), path.string());
 }
 
+uint64_t tree_bytes(const fs::path& path) {
+  std::error_code ec;
+  auto st = fs::symlink_status(path, ec);
+  if (ec) {
+    return 0;
+  }
+  if (fs::is_regular_file(st)) {
+    auto n = fs::file_size(path, ec);
+    return ec ? 0 : n;
+  }
+  uint64_t total = 0;
+  if (!fs::is_directory(st)) {
+    return total;
+  }
+  for (auto it = fs::recursive_directory_iterator(path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec) && !it->is_symlink(fec)) {
+      auto n = it->file_size(fec);
+      total += fec ? 0 : n;
+    }
+  }
+  return total;
+}
+
 Status remove_file(const fs::path& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return fail_errno("cannot remove " + path.string(), errno);

@@ -115,6 +115,10 @@ private:
 // rm -rf that never follows symlinks. Missing `path` is success.
 [[nodiscard]] Status remove_tree(const fs::path& path);
 
+// The bytes of the regular files under `path` (the file itself when it is one), never
+// following symlinks; what cannot be read counts 0. Missing: 0.
+uint64_t tree_bytes(const fs::path& path);
+
 // unlink(2) that treats ENOENT as success.
 [[nodiscard]] Status remove_file(const fs::path& path);
 

@@ -15,6 +15,7 @@ ErrorCode category(ErrorCode code) {
   case ErrorCode::is_active:
   case ErrorCode::unknown_version:
   case ErrorCode::needs_root:
+  case ErrorCode::confirmation_required:
     return ErrorCode::usage;
   case ErrorCode::no_cuda_build:
     return ErrorCode::requirement;
@@ -45,7 +46,8 @@ const std::vector<ErrorCode>& all_error_codes() {
                                              ErrorCode::no_cuda_build,
                                              ErrorCode::mirror_not_found,
                                              ErrorCode::mirror_not_manifest,
-                                             ErrorCode::needs_root};
+                                             ErrorCode::needs_root,
+                                             ErrorCode::confirmation_required};
   return all;
 }
 
@@ -95,6 +97,8 @@ const char* code_name(ErrorCode code) {
     return "problems";
   case ErrorCode::nothing_active:
     return "nothing_active";
+  case ErrorCode::confirmation_required:
+    return "confirmation_required";
   case ErrorCode::nothing_to_roll_back:
     return "nothing_to_roll_back";
   case ErrorCode::no_such_generation:

@@ -14,7 +14,7 @@ expect_exit 2 cudnnctl --root "$R" env --json
 expect_json 'd["error"]["code"]' nothing_active
 [ ! -e "$R/var" ] && [ ! -e "$R/opt" ] || fail "env created files"
 
-TEST "env prints CUDNN_PATH, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY (sh), read-only"
+TEST "env prints CUDNN_PATH, CUDNN_ROOT, CUDNN_INCLUDE_DIR, CUDNN_LIB_DIR, CUDNN_LIBRARY, CUDNN_INSTALL_PATH, TF_CUDNN_VERSION (sh), read-only"
 expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.1.0
 tree_snapshot "$R" >"$E2E_TMP/root.before"
 expect_exit 0 cudnnctl --root "$R" env
@@ -22,8 +22,12 @@ cp "$OUT" "$E2E_TMP/env.sh"
 expect_contains "$OUT" "export CUDNN_PATH='$R/opt/cudnn/current';"
 expect_contains "$OUT" "export CUDNN_INCLUDE_DIR='$R/opt/cudnn/current/include';"
 expect_contains "$OUT" "export CUDNN_LIBRARY='$R/opt/cudnn/current/lib/libcudnn.so';"
+expect_contains "$OUT" "export CUDNN_ROOT='$R/opt/cudnn/current';"
+expect_contains "$OUT" "export CUDNN_LIB_DIR='$R/opt/cudnn/current/lib';"
+expect_contains "$OUT" "export CUDNN_INSTALL_PATH='$R/opt/cudnn/current';"
+expect_contains "$OUT" "export TF_CUDNN_VERSION='9';"
 expect_not_contains "$OUT" LD_LIBRARY_PATH
-expect_eq "$(wc -l <"$OUT")" 3 "lines"
+expect_eq "$(wc -l <"$OUT")" 7 "lines"
 got=$(env -i bash -c ". '$E2E_TMP/env.sh'; echo \"\$CUDNN_PATH|\$CUDNN_INCLUDE_DIR|\$CUDNN_LIBRARY\"")
 expect_eq "$got" "$R/opt/cudnn/current|$R/opt/cudnn/current/include|$R/opt/cudnn/current/lib/libcudnn.so"
 expect_exit 0 cudnnctl --root "$R" env --ld-library-path --json

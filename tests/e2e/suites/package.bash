@@ -15,7 +15,7 @@ expect_exit 0 cpack -G DEB --config "$CUDNNCTL_BUILD_DIR/CPackConfig.cmake" -B "
 DEB=$(ls "$PKG"/cudnnctl_*.deb)
 expect_eq "$(basename "$DEB")" "cudnnctl_0.1.0-1_$(dpkg --print-architecture).deb" "file name"
 
-TEST "contents: the program, the helper, the units in /lib/systemd/system, the docs"
+TEST "contents: the program, the helper, the units in /lib/systemd/system, the docs, the man page, the completions"
 expect_exit 0 dpkg-deb -c "$DEB"
 awk '{print $1, $6}' "$OUT" | sort -k2 >"$E2E_TMP/contents"
 for p in "-rwxr-xr-x ./usr/bin/cudnnctl" \
@@ -28,7 +28,11 @@ for p in "-rwxr-xr-x ./usr/bin/cudnnctl" \
   "-rw-r--r-- ./usr/share/cudnnctl/default.example" \
   "-rw-r--r-- ./usr/share/doc/cudnnctl/copyright" \
   "-rw-r--r-- ./usr/share/doc/cudnnctl/changelog.Debian.gz" \
-  "-rw-r--r-- ./usr/share/lintian/overrides/cudnnctl"; do
+  "-rw-r--r-- ./usr/share/lintian/overrides/cudnnctl" \
+  "-rw-r--r-- ./usr/share/man/man1/cudnnctl.1.gz" \
+  "-rw-r--r-- ./usr/share/bash-completion/completions/cudnnctl" \
+  "-rw-r--r-- ./usr/share/zsh/vendor-completions/_cudnnctl" \
+  "-rw-r--r-- ./usr/share/fish/vendor_completions.d/cudnnctl.fish"; do
   grep -qxF -- "$p" "$E2E_TMP/contents" || fail "the package lacks '$p': $(cat "$E2E_TMP/contents")"
 done
 if grep -q ' ./usr/lib/systemd' "$E2E_TMP/contents"; then fail "units under /usr/lib/systemd"; fi

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/purge.hpp"
+
+#include "host/inuse.hpp"
+#include "integrate/cuda_home.hpp"
+#include "integrate/pkgconfig.hpp"
+#include "ops/adopt.hpp"
+#include "util/fs.hpp"
+#include "util/hooks.hpp"
+#include "util/strings.hpp"
+
+#include <system_error>
+
+namespace cudnnctl::ops {
+
+namespace {
+
+// The hidden name a directory is renamed to before it is deleted: readers (list, status,
+// install) no longer see it, and a purge run again after a crash finds and deletes it.
+constexpr const char* k_purging = ".purging-";
+
+// What purge would delete, read-only, in the order it deletes it; `view` is the store.
+void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
+  const auto& layout = ctx.layout();
+  const fs::path prefix = layout.sys_prefix();
+  auto add = [&](const fs::path& sys, const fs::path& host, std::string what, uint64_t bytes) {
+    if (util::exists_nofollow(host)) {
+      out.removed.push_back({sys.string(), std::move(what), bytes});
+      out.bytes += bytes;
+    }
+  };
+  // Removed by the deactivation (the switch's integration step with nothing active).
+  add("/etc/ld.so.conf.d/00-cudnnctl.conf", layout.ld_conf_dropin(), "loader drop-in",
+      util::tree_bytes(layout.ld_conf_dropin()));
+  add(prefix / "lib/pkgconfig/cudnn.pc", integrate::pkgconfig_file(layout), "pkg-config file",
+      util::tree_bytes(integrate::pkgconfig_file(layout)));
+  add(prefix / "current", layout.current_link(), "link to the active generation", 0);
+  add(prefix / "generations", layout.generations_dir(),
+      std::to_string(view.generations.size()) + " generation(s)", 0);
+  for (const auto& e : view.entries) {
+    add(layout.sys_entry_dir(e.name), layout.entry_dir(e.name),
+        "store entry: cuDNN " + store::describe(e), store::entry_bytes(e));
+  }
+  add(prefix / "store", layout.store_dir(), "store directory", 0);
+  // Leftovers of an interrupted purge, and anything else in the prefix.
+  for (const auto& name : util::dir_names(layout.prefix_dir())) {
+    if (name.starts_with(k_purging)) {
+      add(prefix / name, layout.prefix_dir() / name, "left by an interrupted purge",
+          util::tree_bytes(layout.prefix_dir() / name));
+    } else if (name != "store" && name != "generations" && name != "current" && name != "lib") {
+      out.kept.push_back((prefix / name).string() + ": not written by cudnnctl");
+    }
+  }
+  for (const auto& name : util::dir_names(layout.prefix_dir() / "lib")) {
+    if (name != "pkgconfig") {
+      out.kept.push_back((prefix / "lib" / name).string() + ": not written by cudnnctl");
+    }
+  }
+  for (const auto& name : util::dir_names(layout.prefix_dir() / "lib/pkgconfig")) {
+    if (name != "cudnn.pc") {
+      out.kept.push_back((prefix / "lib/pkgconfig" / name).string() + ": not written by cudnnctl");
+    }
+  }
+  // A directory and the hidden name an interrupted purge may have left it under.
+  auto add_dir = [&](const fs::path& sys, const fs::path& host, const std::string& what) {
+    add(sys, host, what, util::tree_bytes(host));
+    fs::path hidden = host.parent_path() / (k_purging + host.filename().string());
+    add(sys.parent_path() / hidden.filename(), hidden, "left by an interrupted purge",
+        util::tree_bytes(hidden));
+  };
+  add_dir("/var/cache/cudnnctl", layout.cache_dir(), "download cache");
+  add_dir("/var/lib/cudnnctl", layout.state_dir(),
+          "state: lock, journal, history, adopted originals' record and backups");
+  if (util::exists_nofollow(layout.host_dir("/etc/cudnnctl"))) {
+    out.kept.push_back("/etc/cudnnctl: the configuration (config.toml, pins.d, keys.d, "
+                       "recalls.d) is yours: cudnnctl never writes it");
+  }
+}
+
+// Renames `dir` to a hidden sibling, then deletes it (a rerun deletes a leftover).
+Status delete_dir(const fs::path& dir) {
+  if (!util::exists_nofollow(dir)) {
+    return {};
+  }
+  fs::path hidden = dir.parent_path() / (k_purging + dir.filename().string());
+  TRY(util::remove_tree(hidden)); // an earlier purge's, interrupted
+  TRY(util::rename_durable(dir, hidden));
+  TRY(util::hook("mid-purge"));
+  return util::remove_tree(hidden);
+}
+
+// rmdir of a directory purge emptied; one with other files in it is kept (plan() named them).
+Status remove_if_empty(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(dir, ec)) && fs::is_empty(dir, ec) && !ec) {
+    if (!fs::remove(dir, ec) && ec) {
+      return fail_errno("cannot remove " + dir.string(), ec.value());
+    }
+    TRY(util::fsync_dir(dir.parent_path()));
+  }
+  return {};
+}
+
+// Every store entry some running process maps: refused unless --force.
+Status check_users(Context& ctx, const store::StoreView& view) {
+  std::vector<std::string> busy;
+  for (const auto& e : view.entries) {
+    auto users = host::processes_using(ctx.layout().entry_dir(e.name));
+    if (!users.empty()) {
+      busy.push_back(store::describe(e) + " (" + host::describe_users(users) + ")");
+    }
+  }
+  if (busy.empty()) {
+    return {};
+  }
+  if (!ctx.opts().force) {
+    return fail(ErrorCode::environment, "purge would delete cuDNN in use by running processes: " +
+                                            util::join(busy, "; ") + "; stop them or pass --force");
+  }
+  ctx.warn("--force: deleting cuDNN in use by running processes: " + util::join(busy, "; "));
+  return {};
+}
+
+} // namespace
+
+Status purge(Context& ctx, bool yes, PurgeResult& out) {
+  const auto& layout = ctx.layout();
+  out.cuda_home = ctx.config().cuda_home;
+  TRY(recover_pending(ctx)); // an interrupted command is finished first (dry runs skip it)
+  {
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    TRY_ASSIGN(out.originals, adopted_originals_ready(layout));
+    out.deactivates = view.current.has_value() || out.originals > 0;
+    plan(ctx, view, out);
+    out.nothing = out.removed.empty() && out.originals == 0;
+    TRY(fill_active(ctx, out));
+    if (out.nothing) {
+      return {};
+    }
+    if (ctx.dry_run()) {
+      out.changed = true; // would change
+      return {};
+    }
+    if (!yes) {
+      return fail(ErrorCode::confirmation_required,
+                  "purge deletes everything cudnnctl wrote under " + layout.root().string() + " (" +
+                      std::to_string(out.removed.size()) + " paths, " +
+                      util::human_bytes(out.bytes) +
+                      ") and puts adopted originals back: `cudnnctl purge --dry-run` lists "
+                      "it, `cudnnctl purge --yes` does it");
+    }
+    TRY(check_users(ctx, view));
+  }
+  TRY_ASSIGN(txn::Lock held, lock(ctx));
+  // Planned again under the lock: another cudnnctl may have changed the store meanwhile.
+  out = PurgeResult{};
+  out.cuda_home = ctx.config().cuda_home;
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(out.originals, adopted_originals_ready(layout));
+  out.deactivates = view.current.has_value() || out.originals > 0 ||
+                    util::exists_nofollow(layout.ld_conf_dropin());
+  plan(ctx, view, out);
+  out.previous = gen_info(ctx, view, view.current);
+  out.changed = true;
+  if (out.deactivates) {
+    // The journaled part: originals back, no `current`, no drop-in/links/pkg-config file,
+    // ldconfig (the deactivation of `adopt --undo`; recovery finishes it after a crash).
+    TRY_ASSIGN(auto tx,
+               txn::Transaction::begin(held, ctx.site(), txn::Intent::deactivation("purge")));
+    TRY(tx.commit());
+  }
+  TRY(util::hook("after-deactivate"));
+  // Nothing is active now: what is left is data no reader needs.
+  TRY(delete_dir(layout.generations_dir()));
+  TRY(delete_dir(layout.store_dir()));
+  for (const auto& name : util::dir_names(layout.prefix_dir())) {
+    if (name.starts_with(k_purging)) {
+      TRY(util::remove_tree(layout.prefix_dir() / name));
+    }
+  }
+  TRY(remove_if_empty(layout.prefix_dir() / "lib/pkgconfig"));
+  TRY(remove_if_empty(layout.prefix_dir() / "lib"));
+  TRY(remove_if_empty(layout.prefix_dir()));
+  TRY(delete_dir(layout.cache_dir()));
+  TRY(util::hook("mid-purge-state"));
+  // The state directory last: it holds the lock (held until this process exits; a command
+  // that starts now creates a fresh one) and the journal that would finish a deactivation.
+  TRY(delete_dir(layout.state_dir()));
+  for (const auto& item : out.removed) {
+    ctx.action("removed " + item.path);
+  }
+  if (out.originals > 0) {
+    ctx.action("put " + std::to_string(out.originals) + " adopted originals back into " +
+               out.cuda_home);
+  }
+  return {};
+}
+
+} // namespace cudnnctl::ops
