@@ -3,8 +3,10 @@
 
 #include "host/inuse.hpp"
 #include "integrate/cuda_home.hpp"
+#include "integrate/modulefiles.hpp"
 #include "integrate/pkgconfig.hpp"
 #include "ops/adopt.hpp"
+#include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
@@ -35,6 +37,7 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
   add(prefix / "lib/pkgconfig/cudnn.pc", integrate::pkgconfig_file(layout), "pkg-config file",
       util::tree_bytes(integrate::pkgconfig_file(layout)));
   add(prefix / "current", layout.current_link(), "link to the active generation", 0);
+  add(prefix / "slots", store::slots_dir(layout), "links to the slots kept alongside", 0);
   add(prefix / "generations", layout.generations_dir(),
       std::to_string(view.generations.size()) + " generation(s)", 0);
   for (const auto& e : view.entries) {
@@ -42,12 +45,16 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
         "store entry: cuDNN " + store::describe(e), store::entry_bytes(e));
   }
   add(prefix / "store", layout.store_dir(), "store directory", 0);
+  add(prefix / "modulefiles", layout.prefix_dir() / "modulefiles",
+      "the module files cudnnctl wrote (a site's own files there are kept)",
+      util::tree_bytes(layout.prefix_dir() / "modulefiles"));
   // Leftovers of an interrupted purge, and anything else in the prefix.
   for (const auto& name : util::dir_names(layout.prefix_dir())) {
     if (name.starts_with(k_purging)) {
       add(prefix / name, layout.prefix_dir() / name, "left by an interrupted purge",
           util::tree_bytes(layout.prefix_dir() / name));
-    } else if (name != "store" && name != "generations" && name != "current" && name != "lib") {
+    } else if (name != "store" && name != "generations" && name != "current" && name != "lib" &&
+               name != "slots" && name != "modulefiles") {
       out.kept.push_back((prefix / name).string() + ": not written by cudnnctl");
     }
   }
@@ -171,8 +178,14 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
   }
   TRY(util::hook("after-deactivate"));
   // Nothing is active now: what is left is data no reader needs.
+  TRY(delete_dir(store::slots_dir(layout)));
   TRY(delete_dir(layout.generations_dir()));
   TRY(delete_dir(layout.store_dir()));
+  // With the store gone, the module files cudnnctl wrote go too (a site's own stay) and so
+  // do their emptied directories.
+  TRY_ASSIGN(int module_files,
+             integrate::sync_modulefiles(layout, ctx.config(), std::nullopt, ctx.notes()));
+  (void)module_files;
   for (const auto& name : util::dir_names(layout.prefix_dir())) {
     if (name.starts_with(k_purging)) {
       TRY(util::remove_tree(layout.prefix_dir() / name));

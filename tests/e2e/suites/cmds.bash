@@ -366,7 +366,8 @@ expect_eq "$(tr '\n' ' ' <<<"$got")" "sh fish dockerfile " "env --shell"
 got=$(bcomp "cudnnctl --cuda ")
 grep -qx 12 <<<"$got" && grep -qx 13 <<<"$got" || fail "--cuda: $got"
 got=$(bcomp "cudnnctl --js") && expect_eq "$got" "--json"
-got=$(bcomp "cudnnctl rollback --u") && expect_eq "$got" "--undo"
+got=$(bcomp "cudnnctl rollback --un") && expect_eq "$got" "--undo"
+got=$(bcomp "cudnnctl rollback --u") && expect_eq "$got" "$(printf -- "--undo\n--user")" # the global --user too
 got=$(bcomp "cudnnctl help ro") && expect_eq "$got" "rollback"
 got=$(bcomp "cudnnctl completion ") && expect_eq "$(tr '\n' ' ' <<<"$got")" "bash zsh fish " "completion"
 # Every visible command is offered (the same list as `cudnnctl help` prints).
