@@ -221,7 +221,7 @@ void render(const ops::VerifyResult& r, Report& report) {
   data["entry"] = r.entry;
   data["checked_files"] = r.checked_files;
   put_findings(r.findings, report);
-  smoke_lines(r.findings, report);
+  smoke_lines(r.findings, report, true);
   if (!r.completed) {
     return;
   }
@@ -309,7 +309,7 @@ void register_smoke(CLI::App& app, Action& action) {
             report.data()["entry"] = r.entry;
           }
           put_findings(r.findings, report);
-          smoke_lines(r.findings, report);
+          smoke_lines(r.findings, report, true);
           return st;
         };
       });
