@@ -68,6 +68,11 @@ Status publish(PartialFile& partial, const fs::path& final_path) {
 
 } // namespace
 
+fs::path cached_archive(const fs::path& cache_dir, std::string_view sha256,
+                        std::string_view suffix) {
+  return cache_dir / (lower_hex(sha256) + std::string(suffix));
+}
+
 Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& cache_dir,
                                const Options& options, StreamSink* sink) {
   if (!util::is_sha256_hex(request.sha256)) {
@@ -78,7 +83,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   }
   const std::string sha256 = lower_hex(request.sha256);
   TRY(util::make_dirs(cache_dir));
-  const fs::path final_path = cache_dir / (sha256 + request.cache_suffix);
+  const fs::path final_path = cached_archive(cache_dir, sha256, request.cache_suffix);
   const fs::path partial_path = cache_dir / (sha256 + ".partial");
   ArchiveStream stream(sink, options, request.size);
 

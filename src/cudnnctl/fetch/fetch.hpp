@@ -110,6 +110,12 @@ struct ArchiveRequest {
   std::string cache_suffix = ".tar.xz";
 };
 
+// <cache_dir>/<sha256 in lower case><suffix>: where fetch_archive keeps the verified archive
+// (readers of the cache ask here rather than spell the name again).
+[[nodiscard]] std::filesystem::path cached_archive(const std::filesystem::path& cache_dir,
+                                                   std::string_view sha256,
+                                                   std::string_view suffix = ".tar.xz");
+
 // Makes the verified archive available at <cache_dir>/<sha256><cache_suffix> (.tar.xz unless
 // the request says otherwise) and returns that path.
 // A cached file is re-hashed before use (a file renamed without fsync can read as zeros

@@ -67,15 +67,6 @@ bool wanted_path(const std::vector<std::string>& components, std::string_view pa
   return true; // LICENSE and other top-level files
 }
 
-std::string lower_hex(std::string s) {
-  for (auto& c : s) {
-    if (c >= 'A' && c <= 'F') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return s;
-}
-
 Status check_free_space(const fs::path& dir, uint64_t needed) {
   struct statvfs st;
   if (::statvfs(dir.c_str(), &st) != 0) {
@@ -214,8 +205,9 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   const auto& pkg = r.selection.package;
   const std::string suffix = form.repack ? ".tar.zst" : ".tar.xz";
   const std::string& file_name = form.file_name;
-  const bool cached = !o.archive && util::exists_nofollow(ctx.layout().cache_dir() /
-                                                          (lower_hex(form.sha256) + suffix));
+  const bool cached =
+      !o.archive &&
+      util::exists_nofollow(fetch::cached_archive(ctx.layout().cache_dir(), form.sha256, suffix));
   util::Progress progress(util::progress_style(ctx.opts().json, ctx.opts().quiet, STDERR_FILENO),
                           {o.archive ? "read"
                            : cached  ? "cache"
@@ -579,27 +571,27 @@ Status install_dry_run(Context& ctx, const InstallOptions& o, const release::Res
   if (out.changed) {
     if (!present) {
       const std::string file = fs::path(sel.package.relative_path).filename().string();
-      const bool cached = util::exists_nofollow(ctx.layout().cache_dir() /
-                                                (lower_hex(sel.package.sha256) + ".tar.xz"));
+      const bool cached = util::exists_nofollow(
+          fetch::cached_archive(ctx.layout().cache_dir(), sel.package.sha256));
       std::vector<std::string> detail = r.archive_urls;
       detail.push_back("sha256 " + sel.package.sha256);
       TRY(dry_run_form(ctx, o, r, *out.archive));
-      if (out.archive->form == "repack") {
-        // dry_run_form named the repack step.
-      } else if (o.archive) {
-        ctx.action("would verify " + *o.archive +
-                       " against the manifest: " + bytes_text(sel.package.size),
-                   std::move(detail));
-      } else if (cached) {
-        ctx.action("would read " + file + " from the cache " + ctx.layout().cache_dir().string() +
-                       ": " + bytes_text(sel.package.size),
-                   std::move(detail));
-      } else {
-        detail.push_back("NVIDIA's archive: " + out.archive->form_reason);
-        ctx.action("would download " + file + " from " + url_host(r.archive_urls.front()) + ": " +
-                       bytes_text(sel.package.size) + ", kept in the cache " +
-                       ctx.layout().cache_dir().string(),
-                   std::move(detail));
+      if (out.archive->form != "repack") { // a repack's step is dry_run_form's
+        if (o.archive) {
+          ctx.action("would verify " + *o.archive +
+                         " against the manifest: " + bytes_text(sel.package.size),
+                     std::move(detail));
+        } else if (cached) {
+          ctx.action("would read " + file + " from the cache " + ctx.layout().cache_dir().string() +
+                         ": " + bytes_text(sel.package.size),
+                     std::move(detail));
+        } else {
+          detail.push_back("NVIDIA's archive: " + out.archive->form_reason);
+          ctx.action("would download " + file + " from " + url_host(r.archive_urls.front()) + ": " +
+                         bytes_text(sel.package.size) + ", kept in the cache " +
+                         ctx.layout().cache_dir().string(),
+                     std::move(detail));
+        }
       }
       plan_space(ctx, ctx.layout().store_dir(), sel.package.size * 2);
       ctx.action(
