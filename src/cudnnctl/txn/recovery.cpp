@@ -296,9 +296,10 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
   std::string what =
       "interrupted `" + (journal.argv.empty() ? journal.command : journal.argv) + "`";
   Phase phase = journal.phase;
-  Intent::Kind kind = phase == Phase::deleting       ? Intent::Kind::deletion
-                      : phase == Phase::deactivating ? Intent::Kind::deactivation
-                                                     : Intent::Kind::build;
+  Intent::Kind kind = phase == Phase::deleting            ? Intent::Kind::deletion
+                      : phase == Phase::deactivating      ? Intent::Kind::deactivation
+                      : phase == Phase::slot_deactivating ? Intent::Kind::slot_deactivation
+                                                          : Intent::Kind::build;
   if (history_has_txid(layout, journal.txid)) {
     // Interrupted after its history record (the commit record): it is complete.
     TRY(clear_journal(layout));
@@ -311,6 +312,10 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
   if (phase == Phase::deactivating) {
     TRY(tx.deactivate("completed-by-recover")); // `adopt --undo`: the registered release step
     return "finished " + what + " (adopted originals put back, cudnnctl deactivated)";
+  }
+  if (phase == Phase::slot_deactivating) {
+    TRY(tx.deactivate_slot("completed-by-recover")); // `use --none --slot S`
+    return "finished " + what + " (slot " + jr.slot + " deactivated)";
   }
   if (phase == Phase::deleting) {
     TRY(tx.delete_items(jr.delete_generations, jr.delete_entries));
