@@ -428,8 +428,9 @@ TEST_CASE("transaction: a deactivation runs the registered release step, also in
   txn::register_release_step({});
 }
 
-// use --none --slot S (Intent::slot_deactivation): one journaled transaction, rolled forward
-// by recovery wherever it was interrupted; `current` and the store never change.
+// use --none --slot S (Intent::slot_deactivation): one journaled transaction whose commit
+// point is the pointer's removal: undone by recovery before it, rolled forward after it;
+// `current` and the store never change.
 TEST_CASE("a slot deactivation removes the slot pointer and is rolled forward after a crash",
           "[txn][slots]") {
   const std::string e8 = "8.9.7.29-cuda12-linux-x86_64";
@@ -465,6 +466,7 @@ TEST_CASE("a slot deactivation removes the slot pointer and is rolled forward af
     REQUIRE(in_child({}, [&] { return deactivate(*r); }) == 0);
     gone(*r);
     CHECK(last_result(*r) == "ok");
+    CHECK(history(*r).size() == 1);
     auto text = util::read_file(r->layout.ld_conf_dropin());
     REQUIRE(text);
     CHECK(text->find(e8) == std::string::npos);
@@ -484,11 +486,24 @@ TEST_CASE("a slot deactivation removes the slot pointer and is rolled forward af
       CHECK(raw["format"] == txn::k_journal_format_slots); // an earlier cudnnctl discards it
       CHECK(raw["phase"] == "slot-deactivating");
       REQUIRE(txn::Lock::take(r->site())); // recovers
-      gone(*r);
-      CHECK(last_result(*r) ==
-            (std::string(step) == "after-history" ? "ok" : "completed-by-recover"));
       CHECK(history(*r).size() == 1);
+      if (std::string(step) == "before-switch") { // before the commit point: undone
+        CHECK(util::exists_nofollow(store::slot_link(r->layout, "8-cuda12")));
+        CHECK(last_result(*r) == "undone-by-recover");
+        CHECK_FALSE(fs::exists(r->layout.journal_file()));
+      } else {
+        gone(*r);
+        CHECK(last_result(*r) ==
+              (std::string(step) == "after-history" ? "ok" : "completed-by-recover"));
+      }
     }
+  }
+  SECTION("a failure before the pointer is removed changes nothing (history: failed)") {
+    auto r = with_slot("txn_slot_off_fail");
+    REQUIRE(in_child(fail_at("before-switch"), [&] { return deactivate(*r); }) == 1);
+    CHECK(util::exists_nofollow(store::slot_link(r->layout, "8-cuda12")));
+    CHECK_FALSE(fs::exists(r->layout.journal_file()));
+    CHECK(last_result(*r) == "failed");
   }
   SECTION("the primary slot is not a slot deactivation") {
     auto r = with_slot("txn_slot_off_primary");

@@ -313,8 +313,16 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
     TRY(tx.deactivate("completed-by-recover")); // `adopt --undo`: the registered release step
     return "finished " + what + " (adopted originals put back, cudnnctl deactivated)";
   }
-  if (phase == Phase::slot_deactivating) {
-    TRY(tx.deactivate_slot("completed-by-recover")); // `use --none --slot S`
+  if (phase == Phase::slot_deactivating) { // `use --none --slot S`
+    // Like a slot switch: its commit point is the pointer's removal. Before it nothing
+    // changed (undone); after it, the integration and the record are finished.
+    if (util::exists_nofollow(store::slot_link(layout, jr.slot))) {
+      TRY(tx.integrate(std::nullopt));
+      TRY(tx.record("undone-by-recover", "interrupted before the pointer of slot " + jr.slot +
+                                             " was removed; it stays active"));
+      return "undid " + what + " (slot " + jr.slot + " stays active)";
+    }
+    TRY(tx.deactivate_slot("completed-by-recover"));
     return "finished " + what + " (slot " + jr.slot + " deactivated)";
   }
   if (phase == Phase::deleting) {

@@ -393,6 +393,11 @@ Error Transaction::abort(Error why) {
     return why;
   }
   m_state = State::done;
+  if (m_kind == Intent::Kind::slot_deactivation &&
+      util::exists_nofollow(store::slot_link(m_site.layout, m_jr.slot))) {
+    (void)record("failed", why.full_message()); // before its commit point: nothing changed
+    return why;
+  }
   if (m_kind == Intent::Kind::deletion || m_kind == Intent::Kind::deactivation ||
       m_kind == Intent::Kind::slot_deactivation) {
     return why; // rolled forward by the next command's recovery

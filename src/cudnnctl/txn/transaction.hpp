@@ -102,8 +102,9 @@ struct Intent {
                          std::vector<std::string> entries);
   // adopt --undo: the registered release step, then no `current`; rolled forward.
   static Intent deactivation(std::string command);
-  // use --none --slot S: slot S's pointer removed (its generations and entry stay); rolled
-  // forward.
+  // use --none --slot S: slot S's pointer removed (its generations and entry stay). The
+  // removal is its commit point: before it a failure or a crash is undone (history `failed`,
+  // `undone-by-recover`), after it rolled forward.
   static Intent slot_deactivation(std::string command, std::string slot, std::string entry);
 };
 

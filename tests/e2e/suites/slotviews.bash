@@ -173,8 +173,17 @@ expect_json 'd["changed"]' true
 expect_json 'any("would remove" in a for a in d["actions"])' true
 unchanged "a refused or dry-run use --none"
 
-TEST "use --none --slot S killed at each step: recovery rolls it forward (every slot old or new)"
-for s in before-switch after-switch after-integration before-commit after-history; do
+TEST "use --none --slot S killed at each step: undone before the pointer goes, else rolled forward"
+RC2=$E2E_TMP/crash.before-switch
+cp -a "$R" "$RC2"
+expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=before-switch "$CUDNNCTL" --root "$RC2" use --none --slot 8-cuda12
+expect_exit 0 cudnnctl --root "$RC2" recover
+expect_symlink "$RC2/opt/cudnn/slots/8-cuda12" ../generations/2
+expect_contains "$RC2/etc/ld.so.conf.d/00-cudnnctl.conf" "$E8"
+expect_eq "$(provider "$RC2" libcudnn.so.8)" "/opt/cudnn/store/$E8/lib/libcudnn.so.8" "libcudnn.so.8 after an undone deactivation"
+expect_exit 0 cudnnctl --root "$RC2" history --json
+expect_json '[(h["result"], h.get("slot")) for h in d["data"]["history"] if h["command"] == "use"]' '[["undone-by-recover", "8-cuda12"]]'
+for s in after-switch after-integration before-commit after-history; do
   RC2=$E2E_TMP/crash.$s
   rm -rf "$RC2"
   cp -a "$R" "$RC2"
