@@ -71,8 +71,7 @@ void BytePipe::release_lent_locked() {
   m_writable.notify_one();
 }
 
-Result<std::span<const char>> BytePipe::read_view(size_t max) {
-  std::unique_lock lock(m_mutex);
+Status BytePipe::wait_readable(std::unique_lock<std::mutex>& lock) {
   release_lent_locked();
   m_readable.wait(lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; });
   if (m_abort) {
@@ -81,20 +80,19 @@ Result<std::span<const char>> BytePipe::read_view(size_t max) {
   if (m_read_closed) {
     return fail(ErrorCode::internal, "read from a byte pipe after close_read");
   }
+  return {};
+}
+
+Result<std::span<const char>> BytePipe::read_view(size_t max) {
+  std::unique_lock lock(m_mutex);
+  TRY(wait_readable(lock));
   m_lent = std::min({max, m_used, m_capacity - m_head});
   return std::span<const char>(m_ring.get() + m_head, m_lent);
 }
 
 Result<size_t> BytePipe::read(char* buf, size_t capacity) {
   std::unique_lock lock(m_mutex);
-  release_lent_locked();
-  m_readable.wait(lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; });
-  if (m_abort) {
-    return fail(*m_abort);
-  }
-  if (m_read_closed) {
-    return fail(ErrorCode::internal, "read from a byte pipe after close_read");
-  }
+  TRY(wait_readable(lock));
   if (m_used == 0) {
     return size_t{0}; // closed for writing and drained: end of stream
   }

@@ -67,6 +67,9 @@ public:
 private:
   // Frees the space of the bytes lent by the last read_view().
   void release_lent_locked();
+  // For the reader: releases what was lent, then waits until bytes, the end of the stream, an
+  // abort (its error) or close_read (internal) is there.
+  [[nodiscard]] Status wait_readable(std::unique_lock<std::mutex>& lock);
 
   const size_t m_capacity;
   std::unique_ptr<char[]> m_ring;
