@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fetch_archive over file:// URLs: the cache, resume, verification and the stream sink,
 // without any network.
+#include "fetch/archive_stream.hpp"
 #include "fetch/fetch.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -349,4 +350,32 @@ TEST_CASE("fetch_archive request checks and names", "[fetch][archive]") {
     REQUIRE(path);
     CHECK(path->filename() == f.sha + ".tar.xz");
   }
+}
+
+TEST_CASE("PartialFile appends past the writeback step, truncates, reopens at its size",
+          "[fetch][archive]") {
+  const fs::path dir = fs::absolute("partial-writeback");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string data = random_bytes((20u << 20) + 12345, 41); // past 2 writeback steps
+  {
+    auto partial = PartialFile::open(dir / "a.partial");
+    REQUIRE(partial);
+    for (size_t at = 0; at < data.size(); at += 16384) {
+      REQUIRE(partial->append(std::string_view(data).substr(at, 16384)));
+    }
+    CHECK(partial->size() == data.size());
+    REQUIRE(partial->sync_and_close());
+  }
+  CHECK(*util::read_file(dir / "a.partial", 64u << 20) == data);
+  {
+    auto partial = PartialFile::open(dir / "a.partial");
+    REQUIRE(partial);
+    CHECK(partial->size() == data.size());
+    REQUIRE(partial->truncate());
+    CHECK(partial->size() == 0);
+    REQUIRE(partial->append("abc"));
+    REQUIRE(partial->close_or_remove_if_empty());
+  }
+  CHECK(*util::read_file(dir / "a.partial") == "abc");
 }

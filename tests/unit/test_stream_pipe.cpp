@@ -203,3 +203,77 @@ TEST_CASE("PipeSource reports the bytes read and stops on its callback's error",
 TEST_CASE("BytePipe refuses a capacity of 0", "[stream][pipe]") {
   REQUIRE_THROWS_AS(BytePipe(0), std::invalid_argument);
 }
+
+TEST_CASE("BytePipe read_view: every byte in order, lent bytes never overwritten",
+          "[stream][pipe]") {
+  const auto [capacity, size] =
+      GENERATE(table<size_t, size_t>({{7, 100000}, {4096, 3u << 20}, {size_t{1} << 20, 3u << 20}}));
+  const std::string bytes = pattern(size, 3);
+  BytePipe pipe(capacity);
+  Producer producer(pipe, bytes, 40000);
+  std::mt19937 rng(5);
+  std::string got;
+  bool intact = true; // each view still holds what it held when lent, after the producer ran on
+  for (;;) {
+    auto view = pipe.read_view(1 + rng() % 70000);
+    REQUIRE(view);
+    if (view->empty()) {
+      break;
+    }
+    const std::string copy(view->data(), view->size());
+    std::this_thread::yield(); // the producer fills the rest of the ring meanwhile
+    intact = intact && std::string(view->data(), view->size()) == copy;
+    got += copy;
+  }
+  producer.join();
+  REQUIRE_FALSE(producer.error);
+  CHECK(intact);
+  REQUIRE(got == bytes);
+  CHECK(pipe.bytes_read() == bytes.size());
+  CHECK(pipe.high_water() <= capacity);
+}
+
+TEST_CASE("BytePipe read_view: a full ring waits until the lent bytes are released",
+          "[stream][pipe]") {
+  BytePipe pipe(4);
+  REQUIRE(pipe.write("1234", 4));
+  auto view = pipe.read_view(4);
+  REQUIRE(view);
+  REQUIRE(std::string(view->data(), view->size()) == "1234");
+  std::atomic<bool> wrote{false};
+  std::thread t([&] {
+    (void)pipe.write("56", 2);
+    wrote = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool early = wrote.load(); // the ring is lent out: no room yet
+  const std::string still(view->data(), view->size());
+  auto next = pipe.read_view(4); // releases "1234", then waits for the producer's "56"
+  t.join();
+  REQUIRE_FALSE(early);
+  CHECK(still == "1234");
+  REQUIRE(next);
+  CHECK(std::string(next->data(), next->size()) == "56");
+}
+
+TEST_CASE("PipeSource read_view counts the bytes and reaches end of stream", "[stream][pipe]") {
+  BytePipe pipe(32);
+  std::vector<uint64_t> totals;
+  PipeSource source(pipe, [&](uint64_t total) -> Status {
+    totals.push_back(total);
+    return {};
+  });
+  REQUIRE(source.has_view());
+  REQUIRE(pipe.write("0123456789", 10));
+  pipe.close_write();
+  auto a = source.read_view(6);
+  REQUIRE(a);
+  CHECK(std::string(a->data(), a->size()) == "012345");
+  auto b = source.read_view(6);
+  REQUIRE(b);
+  CHECK(std::string(b->data(), b->size()) == "6789");
+  auto end = source.read_view(6);
+  REQUIRE(end);
+  CHECK(end->empty());
+  CHECK(totals == std::vector<uint64_t>{6, 10, 10});
+}

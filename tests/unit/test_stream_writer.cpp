@@ -43,10 +43,12 @@ struct Extracted {
   std::vector<std::string> files; // path mode size mtime sha
 };
 
-Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing) {
+Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing,
+              size_t writers = 0) {
   fs::create_directories(dest);
   ExtractOptions o;
   o.writing = writing;
+  o.writer_threads = writers;
   auto got = extract_file(archive, dest, o);
   REQUIRE(got);
   Extracted out{*got, {}};
@@ -70,11 +72,14 @@ Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing
 } // namespace
 
 TEST_CASE("background file writing gives the same tree and records", "[stream][writer]") {
+  // One writer thread (a 2-core machine) and three (consecutive files side by side).
+  const size_t writers = GENERATE(size_t{1}, size_t{3});
   const fs::path base = fs::absolute("writer-same");
+  fs::remove_all(base);
   fs::create_directories(base);
   write_tar(base / "a.tar.xz", mixed());
   auto in_caller = run(base / "a.tar.xz", base / "inline", FileWriting::in_caller);
-  auto background = run(base / "a.tar.xz", base / "bg", FileWriting::background);
+  auto background = run(base / "a.tar.xz", base / "bg", FileWriting::background, writers);
   CHECK(background.files == in_caller.files);
   REQUIRE(background.entries.size() == in_caller.entries.size());
   for (size_t i = 0; i < in_caller.entries.size(); ++i) {
@@ -107,6 +112,9 @@ TEST_CASE("background file writing reports a write error as the extraction's err
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
   ExtractOptions o;
   o.writing = FileWriting::background;
+  o.writer_threads = GENERATE(size_t{1}, size_t{3});
+  fs::remove_all(base / "dest");
+  fs::create_directories(base / "dest");
   auto got = extract_file(base / "a.tar.xz", base / "dest", o);
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
   std::signal(SIGXFSZ, old_handler);
@@ -141,4 +149,44 @@ TEST_CASE("BackgroundWriter: files in order, digests per file, drain between", "
   auto again = w.drain();
   REQUIRE(again);
   CHECK(again->empty());
+}
+
+TEST_CASE("BackgroundWriter with several writer threads: every file whole, digests by index",
+          "[stream][writer]") {
+  const fs::path base = fs::absolute("writer-parallel");
+  fs::remove_all(base);
+  fs::create_directories(base);
+  std::vector<std::string> contents;
+  {
+    BackgroundWriter w(3, 4096, 3); // small slots: the writers and the hash thread interleave
+    for (size_t i = 0; i < 12; ++i) {
+      contents.push_back(random_bytes(i * 7919 + (i % 3 == 0 ? 100000 : 0), 20 + i));
+      const std::string name = "f" + std::to_string(i);
+      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
+      const std::string& c = contents.back();
+      for (size_t at = 0; at < c.size(); at += 3000) {
+        REQUIRE(w.data(c.data() + at, std::min<size_t>(3000, c.size() - at)));
+      }
+      if (i % 4 == 1) {
+        REQUIRE(w.zeros(5000)); // a hole at the end
+        contents.back() += std::string(5000, '\0');
+      }
+      REQUIRE(w.end(timespec{1600000000 + static_cast<time_t>(i), 0}));
+    }
+    auto done = w.drain();
+    REQUIRE(done);
+    REQUIRE(done->size() == contents.size());
+    for (size_t i = 0; i < contents.size(); ++i) {
+      CHECK((*done)[i].index == i);
+      CHECK((*done)[i].size == contents[i].size());
+      CHECK((*done)[i].sha256 == util::sha256_hex(contents[i]));
+    }
+  }
+  for (size_t i = 0; i < contents.size(); ++i) {
+    const fs::path p = base / ("f" + std::to_string(i));
+    CHECK(*util::read_file(p) == contents[i]);
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    CHECK(st.st_mtim.tv_sec == 1600000000 + static_cast<time_t>(i)); // set after the last write
+  }
 }

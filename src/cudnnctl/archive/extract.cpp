@@ -48,7 +48,9 @@ public:
   Extractor(Reader& reader, DestTree& tree, const ExtractOptions& options)
       : m_reader(reader), m_tree(tree), m_options(options) {
     if (options.writing == FileWriting::background) {
-      m_writer = std::make_unique<BackgroundWriter>();
+      m_writer = std::make_unique<BackgroundWriter>(
+          8, size_t{1} << 20,
+          options.writer_threads != 0 ? options.writer_threads : default_writer_threads());
     }
   }
 
@@ -428,6 +430,10 @@ Status Extractor::collect_written() {
 
 uint64_t entry_limit(uint64_t archive_size) {
   return std::max<uint64_t>(1024, archive_size / 1024);
+}
+
+Result<std::span<const char>> ByteSource::read_view(size_t) {
+  return fail(ErrorCode::internal, "read_view() of a byte source that has no view");
 }
 
 Result<FileSource> FileSource::open(const std::filesystem::path& path) {

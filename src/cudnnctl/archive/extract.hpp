@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,12 @@ class ByteSource {
 public:
   virtual ~ByteSource() = default;
   [[nodiscard]] virtual Result<size_t> read(char* buf, size_t capacity) = 0;
+  // Zero-copy reading, for sources that hold the bytes in a buffer of their own (a byte pipe):
+  // when has_view(), the reader calls read_view() instead of read(). It returns up to `max`
+  // bytes that stay valid and unchanged until the next call on the source (empty: end of
+  // stream), with read()'s errors.
+  [[nodiscard]] virtual bool has_view() const { return false; }
+  [[nodiscard]] virtual Result<std::span<const char>> read_view(size_t max);
 };
 
 // Reads a file from start to end.
@@ -79,9 +86,11 @@ struct ExtractOptions {
   std::function<void(uint64_t bytes_out)> progress;
   // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
   uint64_t max_entries = 1'000'000;
-  // background: files are written by a second thread (8 MiB of buffers) which also starts
-  // their writeback early; the result is the same.
+  // background: files are written and hashed by other threads (8 MiB of buffers), which
+  // also start their writeback early; the result is the same.
   FileWriting writing = FileWriting::in_caller;
+  // background: writer threads (0: archive::default_writer_threads() for this machine).
+  size_t writer_threads = 0;
   // The compression the stream must have (anything else: ErrorCode::integrity).
   ArchiveFormat format = ArchiveFormat::tar_xz;
 };

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/file_writer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -13,17 +15,61 @@ namespace {
 // Writeback of a file's dirty pages is started every this many bytes, so that the fsync of
 // the whole tree before it is published finds little left to write.
 constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
-// Begin/end/zeros jobs queued at most (each begin holds an open descriptor).
-constexpr size_t k_max_jobs = 64;
+// Pieces queued for the hash thread at most beyond the slots (runs of zeros, file ends), and
+// files open at once (each holds a descriptor).
+constexpr size_t k_max_small_pieces = 64;
+constexpr size_t k_max_open_files = 64;
+const char k_zeros[65536] = {};
 
 } // namespace
 
-BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size) : m_slot_size(slot_size) {
-  for (size_t i = 0; i < slots; ++i) {
+size_t default_writer_threads() {
+  // The pipeline's other busy threads: the download (or file read), the stream hash, the cache
+  // file's writer, the extraction and the file hash.
+  const size_t cores = std::thread::hardware_concurrency();
+  return cores <= 6 ? 1 : std::clamp<size_t>((cores - 5) / 2, 1, 4);
+}
+
+// One file being written. Guarded by m_mutex except where noted.
+struct BackgroundWriter::File {
+  util::Fd fd;
+  std::string where;
+  size_t index = 0;
+  size_t writer = 0;
+  uint64_t size = 0;      // set by end()
+  size_t writes_left = 0; // pieces queued for its writer
+  bool hashed = false;    // the hash thread reached its end
+  bool closing = false;
+  std::string sha256;
+  std::optional<timespec> mtime;
+  // Its writer thread only.
+  uint64_t pos = 0;
+  uint64_t flushed = 0; // writeback started up to here
+};
+
+BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writers)
+    : m_slot_size(slot_size), m_writes(std::max<size_t>(writers, 1)) {
+  for (size_t i = 0; i < std::max<size_t>(slots, 1); ++i) {
     m_slots.push_back(std::make_unique<char[]>(slot_size));
+    m_slot_refs.push_back(0);
     m_free.push_back(static_cast<int>(i));
   }
-  m_thread = std::thread([this] { run(); });
+  try {
+    for (size_t w = 0; w < m_writes.size(); ++w) {
+      m_threads.emplace_back([this, w] { write_loop(w); });
+    }
+    m_threads.emplace_back([this] { hash_loop(); });
+  } catch (...) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_changed.notify_all();
+    for (auto& t : m_threads) {
+      t.join();
+    }
+    throw;
+  }
 }
 
 BackgroundWriter::~BackgroundWriter() {
@@ -32,7 +78,9 @@ BackgroundWriter::~BackgroundWriter() {
     m_stop = true;
   }
   m_changed.notify_all();
-  m_thread.join();
+  for (auto& t : m_threads) {
+    t.join(); // queued pieces (and their files' descriptors) go with the object
+  }
 }
 
 Status BackgroundWriter::first_error_locked() const {
@@ -42,11 +90,25 @@ Status BackgroundWriter::first_error_locked() const {
   return {};
 }
 
-Status BackgroundWriter::push(Job job) {
+void BackgroundWriter::record_error_locked(Status status) {
+  if (!status && !m_error) {
+    m_error = std::move(status).error();
+  }
+}
+
+Status BackgroundWriter::queue(Piece piece, bool write) {
   std::unique_lock lock(m_mutex);
-  m_changed.wait(lock, [&] { return m_error || m_jobs.size() < k_max_jobs; });
+  m_changed.wait(lock,
+                 [&] { return m_error || m_hashes.size() < m_slots.size() + k_max_small_pieces; });
   TRY(first_error_locked());
-  m_jobs.push_back(std::move(job));
+  if (write) {
+    ++piece.file->writes_left;
+    m_writes[piece.file->writer].push_back(piece);
+  }
+  if (piece.slot >= 0) {
+    m_slot_refs[static_cast<size_t>(piece.slot)] = write ? 2 : 1;
+  }
+  m_hashes.push_back(std::move(piece));
   m_changed.notify_all();
   return {};
 }
@@ -55,11 +117,11 @@ Status BackgroundWriter::flush_slot() {
   if (m_fill < 0 || m_fill_length == 0) {
     return {};
   }
-  Job job;
-  job.kind = Kind::data;
-  job.slot = std::exchange(m_fill, -1);
-  job.length = std::exchange(m_fill_length, 0);
-  return push(std::move(job));
+  Piece piece;
+  piece.file = m_file;
+  piece.slot = std::exchange(m_fill, -1);
+  piece.length = std::exchange(m_fill_length, 0);
+  return queue(std::move(piece), true);
 }
 
 Status BackgroundWriter::take_slot() {
@@ -74,12 +136,18 @@ Status BackgroundWriter::take_slot() {
 
 Status BackgroundWriter::begin(util::Fd fd, std::string where, size_t index) {
   TRY(flush_slot());
-  Job job;
-  job.kind = Kind::begin;
-  job.fd = std::move(fd);
-  job.where = std::move(where);
-  job.index = index;
-  return push(std::move(job));
+  auto file = std::make_shared<File>();
+  file->fd = std::move(fd);
+  file->where = std::move(where);
+  file->index = index;
+  file->writer = m_next_writer;
+  m_next_writer = (m_next_writer + 1) % m_writes.size();
+  std::unique_lock lock(m_mutex);
+  m_changed.wait(lock, [&] { return m_error || m_open_files < k_max_open_files; });
+  TRY(first_error_locked());
+  ++m_open_files;
+  m_file = std::move(file);
+  return {};
 }
 
 Status BackgroundWriter::data(const void* bytes, size_t size) {
@@ -91,6 +159,7 @@ Status BackgroundWriter::data(const void* bytes, size_t size) {
     const size_t n = std::min(size, m_slot_size - m_fill_length);
     std::memcpy(m_slots[static_cast<size_t>(m_fill)].get() + m_fill_length, p, n);
     m_fill_length += n;
+    m_file->size += n; // producer-only until end()
     p += n;
     size -= n;
     if (m_fill_length == m_slot_size) {
@@ -105,108 +174,158 @@ Status BackgroundWriter::zeros(uint64_t count) {
     return {};
   }
   TRY(flush_slot());
-  Job job;
-  job.kind = Kind::zeros;
-  job.count = count;
-  return push(std::move(job));
+  m_file->size += count;
+  Piece piece;
+  piece.file = m_file;
+  piece.length = count;
+  return queue(std::move(piece), true);
 }
 
 Status BackgroundWriter::end(std::optional<timespec> mtime) {
   TRY(flush_slot());
-  Job job;
-  job.kind = Kind::end;
-  job.mtime = mtime;
-  return push(std::move(job));
+  m_file->mtime = mtime;
+  Piece piece;
+  piece.file = std::move(m_file);
+  piece.last = true;
+  {
+    std::lock_guard lock(m_mutex);
+    ++m_ended_open;
+  }
+  return queue(std::move(piece), false);
 }
 
 Result<std::vector<BackgroundWriter::Done>> BackgroundWriter::drain() {
   TRY(flush_slot());
   std::unique_lock lock(m_mutex);
-  m_changed.wait(lock, [&] { return m_error || (m_jobs.empty() && !m_busy); });
+  m_changed.wait(lock, [&] { return m_error || m_ended_open == 0; });
   TRY(first_error_locked());
-  return std::exchange(m_done, {});
+  std::vector<Done> done = std::exchange(m_done, {});
+  std::sort(done.begin(), done.end(),
+            [](const Done& a, const Done& b) { return a.index < b.index; });
+  return done;
 }
 
-void BackgroundWriter::run() {
+void BackgroundWriter::release_slot_locked(int slot) {
+  if (slot >= 0 && --m_slot_refs[static_cast<size_t>(slot)] == 0) {
+    m_free.push_back(slot);
+  }
+}
+
+void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
+                                          const std::shared_ptr<File>& file) {
+  if (!file->hashed || file->writes_left > 0 || file->closing) {
+    return;
+  }
+  file->closing = true;
+  const bool failed = m_error.has_value();
+  lock.unlock();
+  Status status;
+  if (!failed) {
+    // Advisory (errors surface in the fsync before publication): the rest of its writeback.
+    (void)::sync_file_range(file->fd.get(), static_cast<off_t>(file->flushed), 0,
+                            SYNC_FILE_RANGE_WRITE);
+    if (file->mtime) {
+      const timespec times[2] = {{0, UTIME_OMIT}, *file->mtime};
+      if (::futimens(file->fd.get(), times) != 0) {
+        status = fail_errno("cannot set the time of " + file->where, errno);
+      }
+    }
+    if (status) {
+      status = file->fd.close(); // close() can report a delayed write error (NFS, quotas)
+    }
+  }
+  lock.lock();
+  record_error_locked(status);
+  if (!failed && status) {
+    m_done.push_back(Done{file->index, file->size, std::move(file->sha256)});
+  }
+  --m_open_files;
+  --m_ended_open;
+}
+
+Status BackgroundWriter::write_piece(const Piece& piece) {
+  File& f = *piece.file;
+  if (piece.slot >= 0) {
+    TRY(util::write_all(f.fd.get(), m_slots[static_cast<size_t>(piece.slot)].get(),
+                        static_cast<size_t>(piece.length), f.where));
+  } else {
+    for (uint64_t left = piece.length; left > 0;) {
+      const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
+      TRY(util::write_all(f.fd.get(), k_zeros, n, f.where));
+      left -= n;
+    }
+  }
+  f.pos += piece.length;
+  if (f.pos - f.flushed >= k_writeback_step) {
+    (void)::sync_file_range(f.fd.get(), static_cast<off_t>(f.flushed),
+                            static_cast<off_t>(f.pos - f.flushed), SYNC_FILE_RANGE_WRITE);
+    f.flushed = f.pos;
+  }
+  return {};
+}
+
+void BackgroundWriter::write_loop(size_t writer) {
+  std::deque<Piece>& mine = m_writes[writer];
   std::unique_lock lock(m_mutex);
   for (;;) {
-    m_changed.wait(lock, [&] { return m_stop || !m_jobs.empty(); });
+    m_changed.wait(lock, [&] { return m_stop || !mine.empty(); });
     if (m_stop) {
-      return; // queued jobs (and their descriptors) go with the object
+      return;
     }
-    Job job = std::move(m_jobs.front());
-    m_jobs.pop_front();
-    m_busy = true;
+    Piece piece = std::move(mine.front());
+    mine.pop_front();
     const bool failed = m_error.has_value();
     lock.unlock();
-    Status status = failed ? Status{} : execute(job);
+    Status status = failed ? Status{} : write_piece(piece);
     lock.lock();
-    m_busy = false;
-    if (job.slot >= 0) {
-      m_free.push_back(job.slot);
-    }
-    if (!status && !m_error) {
-      m_error = std::move(status).error();
-      m_fd = util::Fd(); // close what was being written; the caller removes the tree
-    }
+    record_error_locked(std::move(status));
+    release_slot_locked(piece.slot);
+    --piece.file->writes_left;
+    finish_if_complete(lock, piece.file);
     m_changed.notify_all();
   }
 }
 
-Status BackgroundWriter::execute(Job& job) {
-  switch (job.kind) {
-  case Kind::begin:
-    m_fd = std::move(job.fd);
-    m_where = std::move(job.where);
-    m_index = job.index;
-    m_pos = 0;
-    m_flushed = 0;
-    m_sha.reset();
-    return {};
-  case Kind::data: {
-    const char* p = m_slots[static_cast<size_t>(job.slot)].get();
-    m_sha.update(p, job.length);
-    TRY(util::write_all(m_fd.get(), p, job.length, m_where));
-    m_pos += job.length;
-    break;
-  }
-  case Kind::zeros: {
-    static const char k_zeros[65536] = {};
-    for (uint64_t left = job.count; left > 0;) {
-      const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
-      m_sha.update(k_zeros, n);
-      TRY(util::write_all(m_fd.get(), k_zeros, n, m_where));
-      left -= n;
+void BackgroundWriter::hash_loop() {
+  std::unique_lock lock(m_mutex);
+  for (;;) {
+    m_changed.wait(lock, [&] { return m_stop || !m_hashes.empty(); });
+    if (m_stop) {
+      return;
     }
-    m_pos += job.count;
-    break;
-  }
-  case Kind::end: {
-    if (m_pos > m_flushed) {
-      // Advisory: errors surface in the fsync before publication.
-      (void)::sync_file_range(m_fd.get(), static_cast<off_t>(m_flushed),
-                              static_cast<off_t>(m_pos - m_flushed), SYNC_FILE_RANGE_WRITE);
-    }
-    if (job.mtime) {
-      const timespec times[2] = {{0, UTIME_OMIT}, *job.mtime};
-      if (::futimens(m_fd.get(), times) != 0) {
-        return fail_errno("cannot set the time of " + m_where, errno);
+    Piece piece = std::move(m_hashes.front());
+    m_hashes.pop_front();
+    const bool failed = m_error.has_value();
+    lock.unlock();
+    Status status;
+    try {
+      if (piece.last) {
+        piece.file->sha256 = failed ? std::string() : m_sha.hex_final();
+        m_sha = util::Sha256(); // the next file's
+      } else if (failed) {
+        // Nothing more is hashed after an error.
+      } else if (piece.slot >= 0) {
+        m_sha.update(m_slots[static_cast<size_t>(piece.slot)].get(),
+                     static_cast<size_t>(piece.length));
+      } else {
+        for (uint64_t left = piece.length; left > 0;) {
+          const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
+          m_sha.update(k_zeros, n);
+          left -= n;
+        }
       }
+    } catch (const std::exception& e) {
+      status = fail(ErrorCode::internal, std::string("hashing extracted files: ") + e.what());
     }
-    // close() can report a delayed write error (NFS, quotas).
-    TRY(m_fd.close());
-    std::string sha256 = m_sha.hex_final();
-    std::lock_guard lock(m_mutex);
-    m_done.push_back(Done{m_index, m_pos, std::move(sha256)});
-    return {};
+    lock.lock();
+    record_error_locked(std::move(status));
+    release_slot_locked(piece.slot);
+    if (piece.last) {
+      piece.file->hashed = true;
+      finish_if_complete(lock, piece.file);
+    }
+    m_changed.notify_all();
   }
-  }
-  if (m_pos - m_flushed >= k_writeback_step) {
-    (void)::sync_file_range(m_fd.get(), static_cast<off_t>(m_flushed),
-                            static_cast<off_t>(m_pos - m_flushed), SYNC_FILE_RANGE_WRITE);
-    m_flushed = m_pos;
-  }
-  return {};
 }
 
 } // namespace cudnnctl::archive

@@ -55,12 +55,24 @@ void BytePipe::abort(Error error) {
     m_abort = std::move(error);
   }
   m_used = 0; // dropped: the reader must not see them
+  m_lent = 0;
   m_readable.notify_all();
   m_writable.notify_all();
 }
 
-Result<size_t> BytePipe::read(char* buf, size_t capacity) {
-  std::unique_lock lock(m_mutex);
+void BytePipe::release_lent_locked() {
+  if (m_lent == 0) {
+    return;
+  }
+  m_head = (m_head + m_lent) % m_capacity;
+  m_used -= m_lent;
+  m_read += m_lent;
+  m_lent = 0;
+  m_writable.notify_one();
+}
+
+Status BytePipe::wait_readable(std::unique_lock<std::mutex>& lock) {
+  release_lent_locked();
   m_readable.wait(lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; });
   if (m_abort) {
     return fail(*m_abort);
@@ -68,6 +80,19 @@ Result<size_t> BytePipe::read(char* buf, size_t capacity) {
   if (m_read_closed) {
     return fail(ErrorCode::internal, "read from a byte pipe after close_read");
   }
+  return {};
+}
+
+Result<std::span<const char>> BytePipe::read_view(size_t max) {
+  std::unique_lock lock(m_mutex);
+  TRY(wait_readable(lock));
+  m_lent = std::min({max, m_used, m_capacity - m_head});
+  return std::span<const char>(m_ring.get() + m_head, m_lent);
+}
+
+Result<size_t> BytePipe::read(char* buf, size_t capacity) {
+  std::unique_lock lock(m_mutex);
+  TRY(wait_readable(lock));
   if (m_used == 0) {
     return size_t{0}; // closed for writing and drained: end of stream
   }
@@ -91,6 +116,7 @@ void BytePipe::close_read(std::optional<Error> error) {
     m_read_error = std::move(error);
   }
   m_used = 0; // nobody will read them
+  m_lent = 0;
   m_readable.notify_all();
   m_writable.notify_all();
 }
@@ -110,13 +136,24 @@ uint64_t BytePipe::bytes_read() const {
   return m_read;
 }
 
-Result<size_t> PipeSource::read(char* buf, size_t capacity) {
-  TRY_ASSIGN(size_t n, m_pipe.read(buf, capacity));
+Status PipeSource::count(size_t n) {
   m_total += n;
   if (m_on_read) {
     TRY(m_on_read(m_total));
   }
+  return {};
+}
+
+Result<size_t> PipeSource::read(char* buf, size_t capacity) {
+  TRY_ASSIGN(size_t n, m_pipe.read(buf, capacity));
+  TRY(count(n));
   return n;
+}
+
+Result<std::span<const char>> PipeSource::read_view(size_t max) {
+  TRY_ASSIGN(std::span<const char> view, m_pipe.read_view(max));
+  TRY(count(view.size()));
+  return view;
 }
 
 } // namespace cudnnctl::archive

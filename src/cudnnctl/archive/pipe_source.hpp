@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 
 namespace cudnnctl::archive {
 
@@ -48,6 +49,10 @@ public:
   // Moves up to `capacity` buffered bytes into `buf`, waiting until at least one byte, the
   // end of the stream (0) or an abort (its error) is there.
   [[nodiscard]] Result<size_t> read(char* buf, size_t capacity);
+  // read() without the copy: up to `max` buffered bytes in place (empty at the end of the
+  // stream). They stay valid, and their space is not reused, until the next read_view(),
+  // read() or close_read().
+  [[nodiscard]] Result<std::span<const char>> read_view(size_t max);
   // The reader stops: a write() waiting now, and every later one, returns `error` (nullopt:
   // ErrorCode::internal "the reader stopped before the end of the stream").
   void close_read(std::optional<Error> error);
@@ -60,13 +65,20 @@ public:
   [[nodiscard]] uint64_t bytes_read() const;
 
 private:
+  // Frees the space of the bytes lent by the last read_view().
+  void release_lent_locked();
+  // For the reader: releases what was lent, then waits until bytes, the end of the stream, an
+  // abort (its error) or close_read (internal) is there.
+  [[nodiscard]] Status wait_readable(std::unique_lock<std::mutex>& lock);
+
   const size_t m_capacity;
   std::unique_ptr<char[]> m_ring;
   mutable std::mutex m_mutex;
   std::condition_variable m_readable; // data, EOF or abort
   std::condition_variable m_writable; // space or reader closed
   size_t m_head = 0;                  // next byte to read
-  size_t m_used = 0;                  // bytes buffered
+  size_t m_used = 0;                  // bytes buffered (those lent included)
+  size_t m_lent = 0;                  // bytes from m_head handed out by read_view()
   size_t m_high_water = 0;
   uint64_t m_written = 0;
   uint64_t m_read = 0;
@@ -84,8 +96,12 @@ public:
   explicit PipeSource(BytePipe& pipe, ReadCallback on_read = {})
       : m_pipe(pipe), m_on_read(std::move(on_read)) {}
   [[nodiscard]] Result<size_t> read(char* buf, size_t capacity) override;
+  [[nodiscard]] bool has_view() const override { return true; }
+  [[nodiscard]] Result<std::span<const char>> read_view(size_t max) override;
 
 private:
+  Status count(size_t n);
+
   BytePipe& m_pipe;
   ReadCallback m_on_read;
   uint64_t m_total = 0;

@@ -24,11 +24,13 @@ la_ssize_t read_callback(struct archive* a, void* client_data, const void** buff
 } // namespace
 
 struct Reader::Impl {
-  Impl(ByteSource& s, ArchiveFormat f) : source(&s), format(f), buffer(new char[k_block_size]) {}
+  Impl(ByteSource& s, ArchiveFormat f)
+      : source(&s), format(f), buffer(s.has_view() ? nullptr : new char[k_block_size]) {}
 
   ByteSource* source;
   ArchiveFormat format;
-  std::unique_ptr<char[]> buffer;
+  std::unique_ptr<char[]> buffer; // sources without a view of their own
+  const char* block = nullptr;    // the bytes of the last pull(), for libarchive
   detail::ReadPtr ar;
   // The source's own error, returned unchanged instead of libarchive's "read failed".
   std::optional<Error> source_error;
@@ -84,7 +86,19 @@ struct Reader::Impl {
     }
     Result<size_t> got = fail(ErrorCode::internal, "archive source: no result");
     try {
-      got = source->read(buffer.get(), k_block_size);
+      if (buffer) {
+        got = source->read(buffer.get(), k_block_size);
+        block = buffer.get();
+      } else {
+        // Zero-copy: libarchive decompresses straight from the source's buffer.
+        auto view = source->read_view(k_block_size);
+        if (view) {
+          got = view->size();
+          block = view->data();
+        } else {
+          got = fail(std::move(view).error());
+        }
+      }
     } catch (const std::exception& e) {
       return fail(ErrorCode::internal, std::string("archive source threw: ") + e.what());
     }
@@ -97,7 +111,7 @@ struct Reader::Impl {
     if (*got == 0) {
       eof = true;
     }
-    observe(buffer.get(), *got);
+    observe(block, *got);
     return got;
   }
 
@@ -134,7 +148,7 @@ la_ssize_t read_callback(struct archive* a, void* client_data, const void** buff
     archive_set_error(a, EIO, "%s", "reading the archive failed");
     return -1;
   }
-  *buffer = impl->buffer.get();
+  *buffer = impl->block;
   return static_cast<la_ssize_t>(*got);
 }
 

@@ -11,6 +11,8 @@ namespace cudnnctl::fetch {
 
 // Progress is reported at most once per this many bytes (and at the end).
 static constexpr uint64_t k_progress_step = 1u << 20;
+// Writeback of the partial file is started every this many bytes (as for extracted files).
+static constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
 
 ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t total)
     : m_sink(sink), m_options(options), m_total(total) {}
@@ -103,6 +105,14 @@ PartialFile::~PartialFile() {
 Status PartialFile::append(std::string_view data) {
   TRY(util::write_all(m_fd.get(), data.data(), data.size(), m_path.string()));
   m_size += data.size();
+  if (m_size - m_flushed >= k_writeback_step) {
+    // Advisory: its errors surface in the fsync before the rename. Without it the whole file
+    // is still dirty at the end (far below the kernel's dirty thresholds) and that fsync
+    // writes it all after the last byte arrived.
+    (void)::sync_file_range(m_fd.get(), static_cast<off_t>(m_flushed),
+                            static_cast<off_t>(m_size - m_flushed), SYNC_FILE_RANGE_WRITE);
+    m_flushed = m_size;
+  }
   return {};
 }
 
@@ -111,6 +121,7 @@ Status PartialFile::truncate() {
     return fail_errno("cannot truncate " + m_path.string(), errno);
   }
   m_size = 0;
+  m_flushed = 0;
   return {};
 }
 

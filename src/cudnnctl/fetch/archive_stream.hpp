@@ -57,7 +57,8 @@ private:
                                  ArchiveStream& stream);
 
 // <sha256>.partial, opened for appending (O_APPEND: after a truncation writes go to byte 0
-// again without a seek).
+// again without a seek). Writeback of what was appended is started every few MiB, so that the
+// fsync before the rename finds the file mostly on disk already.
 class PartialFile {
 public:
   // Opens or creates `path` (0644, O_NOFOLLOW) and returns it with its current size.
@@ -81,10 +82,11 @@ public:
 
 private:
   PartialFile(std::filesystem::path path, util::Fd fd, uint64_t size)
-      : m_path(std::move(path)), m_fd(std::move(fd)), m_size(size) {}
+      : m_path(std::move(path)), m_fd(std::move(fd)), m_size(size), m_flushed(size) {}
   std::filesystem::path m_path;
   util::Fd m_fd;
   uint64_t m_size = 0;
+  uint64_t m_flushed = 0; // writeback started up to here
 };
 
 } // namespace cudnnctl::fetch
