@@ -31,6 +31,14 @@ struct SlotCandidate {
 [[nodiscard]] std::vector<SlotCandidate> pick_per_major(std::vector<SlotCandidate> all,
                                                         std::optional<int> toolkit_cuda);
 
+// Every active build: `primary` (the entry `current` names, nullopt: none) first, then the
+// entry of each slot pointer on disk (a slot naming `primary`'s entry is not repeated).
+[[nodiscard]] Result<std::vector<store::EntryInfo>>
+active_entries(const store::Layout& layout, const std::optional<std::string>& primary);
+
+// A candidate for pick_per_major and the CUDA homes (integrate/homes.hpp).
+[[nodiscard]] SlotCandidate candidate_of(const store::EntryInfo& info, bool primary);
+
 // The entries the loader drop-in and the CUDA-home links name: `primary` (the entry
 // `current` names, nullopt: none) first, then the picks of the other slots' pointers on disk.
 [[nodiscard]] Result<std::vector<store::EntryInfo>>
