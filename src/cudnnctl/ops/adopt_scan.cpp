@@ -344,7 +344,12 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const f
 }
 
 std::optional<UnmanagedHome> find_unmanaged(const Context& ctx) {
-  return find_unmanaged(ctx, ctx.config().cuda_home);
+  for (const auto& h : ctx.config().homes()) {
+    if (auto u = find_unmanaged(ctx, h)) {
+      return u;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<UnmanagedHome> find_unmanaged(const Context& ctx, const fs::path& home) {

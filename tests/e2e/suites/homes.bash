@@ -74,6 +74,9 @@ TEST "install 9.1.0 (CUDA 12) --alongside: cuda-12.8 linked to it, cuda-13.0 unc
 listing "$H13" >"$E2E_TMP/h13.before"
 expect_exit 0 c --cuda 12 install 9.1.0 --alongside --no-smoke --json
 expect_json 'd["data"]["slot"]' 9-cuda12
+# Checked against the toolkit it is linked into, not the default one (CUDA 13): no --force.
+expect_check cuda-toolkit passed
+expect_json '[c["message"] for c in d["data"]["checks"] if c["name"] == "cuda-toolkit"][0]' "CUDA 12 build matches the CUDA 12.8 toolkit at /usr/local/cuda-12.8"
 expect_entry "$H12/lib64/libcudnn.so.9" "$E12"
 expect_entry "$H12/lib64/libcudnn.so" "$E12"
 expect_entry "$H12/include/cudnn.h" "$E12"
@@ -151,6 +154,8 @@ mkhome "$A" cuda-13.0 13.0.2
 hand_copy "$(release_dir 9.1.0 12)" "$A/usr/local/cuda-12.8" cp-P
 hand_copy "$(release_dir 9.27.0 13)" "$A/usr/local/cuda-13.0" cp-P
 config "$A" "$HOMES"
+expect_exit 0 cudnnctl --root "$A" status --json
+expect_json 'd["data"]["unmanaged"]["cuda_home"]' /usr/local/cuda-12.8
 tree_snapshot "$A" >"$E2E_TMP/a.before"
 expect_exit 0 cudnnctl --root "$A" --dry-run adopt --json
 expect_json 'd["changed"]' true
