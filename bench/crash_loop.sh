@@ -9,7 +9,7 @@
 # Environment: CUDNNCTL (default build/bin/cudnnctl), CRASH_LOOP_SEED (default: the time;
 # printed, so a failing run can be replayed), CRASH_LOOP_PAD (bytes of incompressible
 # padding per big library, default 12000000: a ~16 MB archive whose install takes about
-# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack alongside slotback"),
+# a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack alongside slotback slotoff"),
 # E2E_KEEP=1 keeps the work directory. adopt takes over a hand-made copy of the 9.1.0 release in
 # the root's /usr/local/cuda (every original must still read as its bytes, through a link or
 # as itself); restore imports a backup of generation 2; mirror copies 9.1.0 into a directory
@@ -18,7 +18,8 @@
 # complete .tar.zst: size and sha256; a host installs from what the kill left, the repack or
 # NVIDIA's xz, and from the repack once a second run finished it); alongside installs 9.27.0
 # --alongside into a new slot 9-cuda12 beside the primary 8.9.7 and slotback runs `rollback
-# --slot 9-cuda12` (4 -> 3): `current` must stay, the slot pointer be old or new
+# --slot 9-cuda12` (4 -> 3) and slotoff `use --none --slot 9-cuda12` (4 -> none): `current` must
+# stay, the slot pointer be old or new
 # (tests/e2e/crash_check.py --slot). Prints one line per trial and a summary table; exit 1 on any violation
 # (the trial's root is kept). Results of the long runs: docs/RELIABILITY.md.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,7 +32,7 @@ require_cudnnctl
 TRIALS=${1:-300}
 SEED=${CRASH_LOOP_SEED:-$(date +%s)}
 PAD=${CRASH_LOOP_PAD:-12000000}
-COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror repack alongside slotback})
+COMMANDS=(${CRASH_LOOP_COMMANDS:-install use rollback gc adopt restore mirror repack alongside slotback slotoff})
 RANDOM=$SEED
 echo "crash_loop: $TRIALS trials, seed $SEED, padding $PAD bytes, commands ${COMMANDS[*]}" >&2
 
@@ -75,19 +76,20 @@ echo '#define CUDART_VERSION 12040' >"$T/adopt/usr/local/cuda/include/cuda_runti
 (cd "$T/adopt/usr/local/cuda" && sha256sum include/cudnn*.h lib64/libcudnn*) >"$T/adopt.sums"
 # per command: template, arguments, old generation, new generation
 declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base
-  [repack]=base [alongside]=base [slotback]=slots)
+  [repack]=base [alongside]=base [slotback]=slots [slotoff]=slots)
 declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1"
   [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror"
   [repack]="mirror 9.1.0 --to $E2E_TMP/w.mirror --repack zstd"
-  [alongside]="install 9.27.0 --alongside" [slotback]="rollback --slot 9-cuda12")
+  [alongside]="install 9.27.0 --alongside" [slotback]="rollback --slot 9-cuda12"
+  [slotoff]="use --none --slot 9-cuda12")
 declare -A OLD=([install]=2 [use]=2 [rollback]=2 [gc]=3 [adopt]=none [restore]=2 [mirror]=2
-  [repack]=2 [alongside]=2 [slotback]=2)
+  [repack]=2 [alongside]=2 [slotback]=2 [slotoff]=2)
 declare -A NEW=([install]=3 [use]=3 [rollback]=1 [gc]=3 [adopt]=1 [restore]=3 [mirror]=2
-  [repack]=2 [alongside]=2 [slotback]=2)
+  [repack]=2 [alongside]=2 [slotback]=2 [slotoff]=2)
 # slot switches: `current` stays (OLD = NEW above); the slot pointer is old or new
-declare -A SLOT=([alongside]=9-cuda12 [slotback]=9-cuda12)
-declare -A SOLD=([alongside]=none [slotback]=4)
-declare -A SNEW=([alongside]=3 [slotback]=3)
+declare -A SLOT=([alongside]=9-cuda12 [slotback]=9-cuda12 [slotoff]=9-cuda12)
+declare -A SOLD=([alongside]=none [slotback]=4 [slotoff]=4)
+declare -A SNEW=([alongside]=3 [slotback]=3 [slotoff]=none)
 MIRRORED=(redistrib_9.1.0.json cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz)
 # mirror_check DIR: every file DIR serves (outside its work directory .cudnnctl) is complete:
 # byte for byte the source's, or the pins list naming the source's manifest digest

@@ -123,7 +123,7 @@ Host *
   BatchMode yes
   ConnectTimeout 15
   ServerAliveInterval 5
-  ServerAliveCountMax 3
+  ServerAliveCountMax 12
   LogLevel ERROR
 EOF
   for i in $(seq "$n"); do
@@ -142,10 +142,33 @@ EOF
 fleet_root() { echo "$FLEET_DIR/nodes/$1/root"; }
 
 # fleet_ssh NODE CMD...: the command line is passed to the node's shell as one string.
+# ssh's own messages (LogLevel VERBOSE) go to a log file of the call; when ssh itself fails
+# (exit 255) its last lines, the node's supervisor log and whether the container still runs
+# are said on stderr (LogLevel ERROR hides, e.g., "Timeout, server not responding").
 fleet_ssh() {
-  local name=$1
+  local name=$1 log rc=0
   shift
-  ssh -F "$FLEET_DIR/ssh/config" -p "${FLEET_PORT[$name]}" 127.0.0.1 "$@"
+  log=$(mktemp "$FLEET_DIR/ssh/log.$name.XXXXXX")
+  ssh -F "$FLEET_DIR/ssh/config" -o LogLevel=VERBOSE -E "$log" -p "${FLEET_PORT[$name]}" \
+    127.0.0.1 "$@" || rc=$?
+  if [ "$rc" -eq 255 ]; then
+    _fleet_ssh_failed "$name" "$log" >&2
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+
+_fleet_ssh_failed() {
+  local name=$1 log=$2 d=$FLEET_DIR/nodes/$1 pid
+  pid=$(cat "$d/nspawn.pid" 2>/dev/null || echo 0)
+  echo "fleet_ssh $name: ssh exited 255 at $(date +%T); what ssh said:"
+  grep -v -e '^Authenticated' -e '^debug' "$log" | tail -8 | sed 's/^/  /'
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "fleet_ssh $name: its systemd-nspawn (PID $pid) still runs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  else
+    echo "fleet_ssh $name: its systemd-nspawn (PID $pid) is gone"
+  fi
+  tail -3 "$d/supervisor.log" 2>/dev/null | sed "s/^/  supervisor: /"
 }
 
 # fleet_read NODE CMD...: fleet_ssh for a read-only command, tried again (up to 3 times, 2 s

@@ -3,6 +3,7 @@
 // a state of the previous version read as one slot, the loader's one build per cuDNN major,
 // gc per slot, and the journal of a slot switch (format 2).
 #include "integrate/slots.hpp"
+#include "ops/slot_arg.hpp"
 #include "store/gc.hpp"
 #include "store/generations.hpp"
 #include "store/slots.hpp"
@@ -130,6 +131,25 @@ TEST_CASE("the loader names one build per cuDNN major", "[integrate][slots]") {
         std::vector<std::string>{"p8", "c13"});
 }
 
+TEST_CASE("pick_reason says why pick_per_major chose a build", "[integrate][slots]") {
+  using C = integrate::SlotCandidate;
+  std::vector<C> all = {{"p8", 8, 12, true}, {"c12", 9, 12, false}, {"c13", 9, 13, false}};
+  CHECK(integrate::pick_reason(all[0], all, 12) == "the primary slot");
+  CHECK(integrate::pick_reason(all[1], all, 12) ==
+        "matches the default toolkit's CUDA major (CUDA 12)");
+  CHECK(integrate::pick_reason(all[2], all, std::nullopt) ==
+        "the highest CUDA major (CUDA 13) among the cuDNN 9 slots, no default toolkit detected");
+  CHECK(integrate::pick_reason(all[2], all, 11) ==
+        "the highest CUDA major (CUDA 13) among the cuDNN 9 slots, none matching the default "
+        "toolkit's CUDA 11");
+  std::vector<C> one = {{"p9", 9, 13, true}, {"a8", 8, 12, false}};
+  CHECK(integrate::pick_reason(one[1], one, 13) == "the only slot of cuDNN 8");
+  // Every pick of pick_per_major has a reason of its own rule.
+  for (const auto& p : integrate::pick_per_major(all, 12)) {
+    CHECK_FALSE(integrate::pick_reason(p, all, 12).empty());
+  }
+}
+
 TEST_CASE("loader_entries reads the primary and the slot pointers", "[integrate][slots]") {
   auto l = two_slots("slots_loader");
   store::Config config;
@@ -167,4 +187,29 @@ TEST_CASE("the journal of a slot switch is format 2 with its slot", "[txn][slots
   j["slot"] = "../../etc";
   REQUIRE(util::write_file_atomic(l.journal_file(), j.dump()));
   CHECK_FALSE(txn::read_journal(l));
+}
+
+TEST_CASE("--slot S: the primary, a slot alongside, or exit 2 naming the active slots",
+          "[ops][slots]") {
+  auto l = two_slots("slots_select");
+  std::vector<std::string> w;
+  auto view = store::read_store(l, w);
+  REQUIRE(view);
+  CHECK(ops::active_slots_listed(*view) == "9-cuda12 (primary), 8-cuda12");
+  CHECK(*ops::select_slot(*view, std::nullopt) == "");
+  CHECK(*ops::select_slot(*view, "9-cuda12") == ""); // the primary's own id
+  CHECK(*ops::select_slot(*view, "8-cuda12") == "8-cuda12");
+  auto bad = ops::select_slot(*view, "bogus");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::usage);
+  CHECK(bad.error().message ==
+        "--slot bogus: not a slot name (<cuDNN major>-cuda<CUDA major>, e.g. 9-cuda13; active "
+        "slots: 9-cuda12 (primary), 8-cuda12)");
+  auto inactive = ops::select_slot(*view, "7-cuda11");
+  REQUIRE_FALSE(inactive);
+  CHECK(inactive.error().message ==
+        "--slot 7-cuda11: no such active slot (active slots: 9-cuda12 (primary), 8-cuda12)");
+  store::StoreView empty;
+  CHECK(ops::active_slots_listed(empty) == "none");
+  CHECK_FALSE(ops::select_slot(empty, "9-cuda12"));
 }

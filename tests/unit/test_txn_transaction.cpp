@@ -7,6 +7,7 @@
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/history.hpp"
+#include "store/slots.hpp"
 #include "store_test_util.hpp"
 #include "txn/journal.hpp"
 #include "txn/recovery.hpp"
@@ -425,4 +426,90 @@ TEST_CASE("transaction: a deactivation runs the registered release step, also in
     CHECK(last_result(r) == "completed-by-recover");
   }
   txn::register_release_step({});
+}
+
+// use --none --slot S (Intent::slot_deactivation): one journaled transaction whose commit
+// point is the pointer's removal: undone by recovery before it, rolled forward after it;
+// `current` and the store never change.
+TEST_CASE("a slot deactivation removes the slot pointer and is rolled forward after a crash",
+          "[txn][slots]") {
+  const std::string e8 = "8.9.7.29-cuda12-linux-x86_64";
+  auto with_slot = [&](const std::string& dir) {
+    auto r = std::make_unique<Root>(dir);
+    store_test::make_entry(r->layout, e8, "8.9.7.29");
+    REQUIRE(store::create_generation(r->layout,
+                                     {2, e8, std::nullopt, "t", "install 8.9.7", "8-cuda12"}));
+    REQUIRE(store::point_slot(r->layout, "8-cuda12", 2));
+    return r;
+  };
+  auto deactivate = [&](Root& r) -> Status {
+    TRY_ASSIGN(txn::Lock lock, txn::Lock::take(r.site()));
+    TRY_ASSIGN(auto tx, txn::Transaction::begin(
+                            lock, r.site(), txn::Intent::slot_deactivation("use", "8-cuda12", e8)));
+    return tx.commit();
+  };
+  auto gone = [&](Root& r) {
+    CHECK_FALSE(util::exists_nofollow(store::slot_link(r.layout, "8-cuda12")));
+    CHECK(current(r) == 1);
+    CHECK(fs::exists(r.layout.entry_dir(e8)));      // the entry stays
+    CHECK(fs::exists(r.layout.generation_link(2))); // and its generation
+    CHECK_FALSE(fs::exists(r.layout.journal_file()));
+    auto h = history(r);
+    REQUIRE_FALSE(h.empty());
+    CHECK(h.back().value("slot", "") == "8-cuda12");
+    CHECK(h.back().value("primary", true) == false);
+    CHECK(h.back()["from"]["generation"] == 2);
+    CHECK(h.back()["to"].is_null());
+  };
+  SECTION("uninterrupted") {
+    auto r = with_slot("txn_slot_off");
+    REQUIRE(in_child({}, [&] { return deactivate(*r); }) == 0);
+    gone(*r);
+    CHECK(last_result(*r) == "ok");
+    CHECK(history(*r).size() == 1);
+    auto text = util::read_file(r->layout.ld_conf_dropin());
+    REQUIRE(text);
+    CHECK(text->find(e8) == std::string::npos);
+  }
+  for (const char* step :
+       {"before-switch", "after-switch", "after-integration", "before-commit", "after-history"}) {
+    SECTION(std::string("crashed at ") + step) {
+      auto r = with_slot("txn_slot_off_crash");
+      REQUIRE(in_child(crash_at(step), [&] { return deactivate(*r); }) ==
+              util::k_hook_crash_status);
+      auto j = txn::read_journal(r->layout);
+      REQUIRE(j);
+      REQUIRE(*j);
+      CHECK((*j)->phase == txn::Phase::slot_deactivating);
+      CHECK((*j)->slot == "8-cuda12");
+      auto raw = nlohmann::json::parse(*util::read_file(r->layout.journal_file()));
+      CHECK(raw["format"] == txn::k_journal_format_slots); // an earlier cudnnctl discards it
+      CHECK(raw["phase"] == "slot-deactivating");
+      REQUIRE(txn::Lock::take(r->site())); // recovers
+      CHECK(history(*r).size() == 1);
+      if (std::string(step) == "before-switch") { // before the commit point: undone
+        CHECK(util::exists_nofollow(store::slot_link(r->layout, "8-cuda12")));
+        CHECK(last_result(*r) == "undone-by-recover");
+        CHECK_FALSE(fs::exists(r->layout.journal_file()));
+      } else {
+        gone(*r);
+        CHECK(last_result(*r) ==
+              (std::string(step) == "after-history" ? "ok" : "completed-by-recover"));
+      }
+    }
+  }
+  SECTION("a failure before the pointer is removed changes nothing (history: failed)") {
+    auto r = with_slot("txn_slot_off_fail");
+    REQUIRE(in_child(fail_at("before-switch"), [&] { return deactivate(*r); }) == 1);
+    CHECK(util::exists_nofollow(store::slot_link(r->layout, "8-cuda12")));
+    CHECK_FALSE(fs::exists(r->layout.journal_file()));
+    CHECK(last_result(*r) == "failed");
+  }
+  SECTION("the primary slot is not a slot deactivation") {
+    auto r = with_slot("txn_slot_off_primary");
+    auto lock = txn::Lock::take(r->site());
+    REQUIRE(lock);
+    CHECK_FALSE(txn::Transaction::begin(
+        *lock, r->site(), txn::Intent::slot_deactivation("use", "", store_test::k_old)));
+  }
 }

@@ -136,8 +136,12 @@ void render(const ops::EnvResult& r, Report& report) {
     data[v.name] = v.value;
     report.line(ops::shell_assignment(r.shell, v.name, v.value, v.prepend));
   }
-  data["pkg_config_path"] = r.pkg_config_path;
+  data["pkg_config_path"] =
+      r.pkg_config_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.pkg_config_path);
   data["entry_path"] = r.entry_path;
+  if (!r.slot.empty()) {
+    data["slot"] = r.slot;
+  }
   data["shell"] = r.shell;
 }
 
@@ -204,6 +208,9 @@ void register_adopt(CLI::App& app, Action& action) {
   env->add_flag("--ld-library-path", eo->ld_library_path,
                 "Also print LD_LIBRARY_PATH naming the active store entry's lib/ (breaks "
                 "pip-installed PyTorch's own cuDNN: a warning says so)");
+  env->add_option("--slot", eo->slot,
+                  "The variables of this slot's active entry (e.g. 8-cuda12, as `status` lists "
+                  "them), naming its store path, instead of the primary slot's");
   env->callback([eo, &action] {
     action = [eo](ops::Context& ctx, Report& report) {
       ops::EnvResult r;

@@ -51,7 +51,8 @@ void render(const ops::CheckResult& r, const ops::CheckOptions& options, Report&
   if (r.smoke && r.smoke_ran) {
     smoke = ", smoke " + r.smoke->status + " in " + ops::check_number(r.smoke->seconds, 2) + " s";
   }
-  report.line("ok: " + describe_active(*r.active) + ", slot " + r.slot + smoke);
+  report.line("ok: " + describe_active(r.checked ? *r.checked : *r.active) + ", slot " + r.slot +
+              smoke);
 }
 
 } // namespace
@@ -69,6 +70,9 @@ void register_check(CLI::App& app, Action& action) {
                     "Write a node-exporter textfile here (atomically)");
   check->add_option("--nfd", args->nfd,
                     "Write a node-feature-discovery local feature file here (atomically)");
+  check->add_option("--slot", args->slot,
+                    "Check this slot's active entry instead of the primary's (e.g. 8-cuda12, as "
+                    "`status` lists them)");
   check->callback([args, &action] {
     action = [args](ops::Context& ctx, Report& report) {
       ops::CheckResult r;

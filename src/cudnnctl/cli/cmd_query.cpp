@@ -227,14 +227,40 @@ void render(const ops::HistoryResult& r, Report& report) {
 
 void render(const ops::VerifyResult& r, Report& report) {
   report.outcome = r;
-  if (r.entry.empty() && r.problems.empty()) {
+  if (r.entry.empty() && r.problems.empty() && r.slots.empty()) {
     return;
   }
   auto& data = report.data();
   data["entry"] = r.entry;
   data["checked_files"] = r.checked_files;
+  if (!r.slot.empty()) {
+    data["slot"] = r.slot;
+    data["generation"] = r.generation;
+  }
   put_findings(r.findings, report);
   smoke_lines(r.findings, report, true);
+  if (!r.slots.empty()) { // --all-slots: one line per slot
+    json slots = json::array();
+    for (const auto& s : r.slots) {
+      slots.push_back({{"slot", s.slot},
+                       {"primary", s.primary},
+                       {"generation", s.generation},
+                       {"entry", s.entry},
+                       {"checked_files", s.checked_files},
+                       {"problems", s.problems},
+                       {"ok", s.problems.empty()}});
+      std::string which =
+          s.slot + (s.primary ? " (primary)" : "") + ", generation " + std::to_string(s.generation);
+      report.line(s.problems.empty()
+                      ? "ok:      " + which + ": " + std::to_string(s.checked_files) +
+                            " recorded files and links of " + s.entry + " match"
+                      : "FAILED:  " + which + ": " + std::to_string(s.problems.size()) +
+                            " problem(s), first: " + s.problems.front());
+    }
+    data["slots"] = slots;
+    data["problems"] = r.problems;
+    return;
+  }
   if (!r.completed) {
     return;
   }
@@ -244,7 +270,7 @@ void render(const ops::VerifyResult& r, Report& report) {
   }
   if (r.problems.empty()) {
     report.line("ok: " + std::to_string(r.checked_files) + " recorded files and links of " +
-                r.entry + " match");
+                r.entry + (r.slot.empty() ? "" : " (slot " + r.slot + ")") + " match");
   }
 }
 
@@ -296,14 +322,22 @@ void register_query(CLI::App& app, Action& action) {
       return st;
     };
   });
-  auto smoke = std::make_shared<bool>(false);
+  auto vo = std::make_shared<ops::VerifyOptions>();
   auto* verify = app.add_subcommand(
       "verify", "Re-check the active generation against what was recorded at install");
-  verify->add_flag("--smoke", *smoke, "Also run the GPU smoke test");
-  verify->callback([smoke, &action] {
-    action = [smoke](ops::Context& ctx, Report& report) {
+  verify->add_flag("--smoke", vo->smoke, "Also run the GPU smoke test");
+  auto* vslot = verify->add_option(
+      "--slot", vo->slot,
+      "Check this slot's active entry instead of the primary's (e.g. 8-cuda12, as `status` "
+      "lists them)");
+  verify
+      ->add_flag("--all-slots", vo->all_slots,
+                 "Check every active slot, one line each (exit 8 if any fails)")
+      ->excludes(vslot);
+  verify->callback([vo, &action] {
+    action = [vo](ops::Context& ctx, Report& report) {
       ops::VerifyResult r;
-      Status st = ops::verify(ctx, *smoke, r);
+      Status st = ops::verify(ctx, *vo, r);
       render(r, report);
       return st;
     };

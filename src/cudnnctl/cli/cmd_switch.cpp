@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/render.hpp"
 #include "ops/activate.hpp"
+#include "ops/slot_off.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -58,10 +59,17 @@ void register_switch(CLI::App& app, Action& action) {
   struct UseOptions {
     std::string version;
     gates::Demands demands;
+    bool none = false;
+    std::optional<std::string> slot;
   };
   auto use_opts = std::make_shared<UseOptions>();
   auto* use = app.add_subcommand("use", "Activate an installed cuDNN version (new generation)");
-  use->add_option("VERSION", use_opts->version, "Installed label or version")->required();
+  use->add_option("VERSION", use_opts->version, "Installed label or version");
+  use->add_flag("--none", use_opts->none,
+                "With --slot S: deactivate that slot kept alongside (its entry stays in the "
+                "store); the primary slot is left with rollback or adopt --undo");
+  use->add_option("--slot", use_opts->slot,
+                  "With --none: the slot to deactivate (e.g. 8-cuda12, as `status` lists them)");
   use->add_flag("--no-smoke", use_opts->demands.no_smoke,
                 "Skip the GPU smoke test after the switch");
   use->add_flag("--alongside", use_opts->demands.alongside,
@@ -70,7 +78,35 @@ void register_switch(CLI::App& app, Action& action) {
   use->add_flag("--require-gpu", use_opts->demands.require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
   use->callback([use_opts, &action] {
-    action = [use_opts](ops::Context& ctx, Report& report) {
+    action = [use_opts](ops::Context& ctx, Report& report) -> Status {
+      const auto& o = *use_opts;
+      if (o.none || o.slot) {
+        if (!o.none || !o.version.empty() || o.demands.alongside) {
+          return fail(ErrorCode::usage,
+                      "use: --slot S goes with --none and no VERSION (`cudnnctl use --none "
+                      "--slot S` deactivates slot S; `cudnnctl use VERSION --alongside` "
+                      "activates VERSION in its own slot)");
+        }
+        ops::SlotOffResult r;
+        Status st = ops::deactivate_slot(ctx, o.slot, r);
+        report.outcome = r;
+        if (!r.slot.empty()) {
+          report.data()["slot"] = r.slot;
+          report.data()["generation"] = r.generation;
+          report.data()["entry"] = r.entry;
+        }
+        if (st && !ctx.dry_run()) {
+          report.line("deactivated slot " + r.slot + " (generation " +
+                      std::to_string(r.generation) + ", " + r.entry +
+                      "); its entry stays in the store (`cudnnctl remove` deletes it, `cudnnctl "
+                      "use VERSION --alongside` activates it again)");
+        }
+        return st;
+      }
+      if (o.version.empty()) {
+        return fail(ErrorCode::usage, "use needs VERSION (an installed label or version; "
+                                      "`cudnnctl list` prints them), or --none --slot S");
+      }
       ops::SwitchResult r;
       Status st = ops::use(ctx, use_opts->version, use_opts->demands, r);
       report.outcome = r;

@@ -206,6 +206,14 @@ json to_json(const HostFacts& h) {
               {"gpus_note", h.gpus_note}};
 }
 
+json to_json(const SlotView& s) {
+  return json{{"slot", s.slot},       {"primary", s.primary},
+              {"version", s.version}, {"generation", s.generation},
+              {"entry", s.entry},     {"soname", s.soname},
+              {"served", s.served},   {"why", s.why},
+              {"reach", s.reach}};
+}
+
 json to_json(const DoctorReport& r) {
   json installs = json::array(), headers = json::array(), resolution = json::array(),
        findings = json::array();
@@ -221,7 +229,12 @@ json to_json(const DoctorReport& r) {
   for (const auto& f : r.findings) {
     findings.push_back(to_json(f));
   }
+  json slots = json::array();
+  for (const auto& s : r.slots) {
+    slots.push_back(to_json(s));
+  }
   return json{{"root", r.root},
+              {"slots", slots},
               {"host", to_json(r.host)},
               {"installs", installs},
               {"headers", headers},

@@ -153,6 +153,20 @@ struct HostFacts {
   std::string gpus_note; // why there are none ("no GPU: cannot load libcuda.so.1")
 };
 
+// An active cudnnctl slot (store/slots.hpp) and whether the loader drop-in serves it: one
+// store entry per SONAME (integrate::pick_per_major). ops/doctor.cpp fills these.
+struct SlotView {
+  std::string slot; // "9-cuda12"
+  bool primary = false;
+  std::string version;
+  int generation = 0;
+  std::string entry;
+  std::string soname;             // "libcudnn.so.9"
+  bool served = false;            // a plain process gets `soname` from this slot's entry
+  std::string why;                // why it is served, or which slot is served instead and why
+  std::vector<std::string> reach; // not served: how a process reaches it
+};
+
 struct DoctorReport {
   std::string root;
   HostFacts host;
@@ -160,6 +174,7 @@ struct DoctorReport {
   std::vector<HeaderInfo> headers; // include directories holding cuDNN headers
   std::vector<Consumer> resolution;
   std::vector<Finding> findings;
+  std::vector<SlotView> slots; // every active slot, the primary first (none: nothing active)
 
   [[nodiscard]] const Install* install(int id) const;
   [[nodiscard]] int count(Severity s) const;
@@ -170,7 +185,8 @@ nlohmann::json to_json(const Install& i);
 nlohmann::json to_json(const HeaderInfo& h);
 nlohmann::json to_json(const Consumer& c);
 nlohmann::json to_json(const HostFacts& h);
-// {"host", "installs", "headers", "resolution", "findings", "summary"}.
+nlohmann::json to_json(const SlotView& s);
+// {"host", "installs", "headers", "resolution", "findings", "slots", "summary"}.
 nlohmann::json to_json(const DoctorReport& r);
 
 } // namespace cudnnctl::doctor

@@ -218,6 +218,21 @@ std::vector<std::string> render_text(const DoctorReport& r, const std::string& v
   for (const auto& c : r.resolution) {
     render_consumer(out, r, c);
   }
+  if (r.slots.size() > 1) { // one slot is the common case: nothing to explain
+    out.push_back("");
+    out.push_back("cudnnctl slots (" + std::to_string(r.slots.size()) +
+                  ", one store entry per SONAME in the loader drop-in):");
+    for (const auto& s : r.slots) {
+      out.push_back("  " + s.slot + (s.primary ? " (primary)" : "") + ": cuDNN " + s.version +
+                    ", generation " + std::to_string(s.generation) + ", " + s.entry);
+      out.push_back("      " + s.soname + ": " +
+                    (s.served ? "served by the loader drop-in (" : "") + s.why +
+                    (s.served ? ")" : ""));
+      for (const auto& how : s.reach) {
+        out.push_back("      reach it: " + how);
+      }
+    }
+  }
   out.push_back("");
   out.push_back("Findings: " + std::to_string(r.count(Severity::error)) + " error(s), " +
                 std::to_string(r.count(Severity::warning)) + " warning(s), " +

@@ -41,6 +41,30 @@ std::vector<SlotCandidate> pick_per_major(std::vector<SlotCandidate> all,
   return out;
 }
 
+std::string pick_reason(const SlotCandidate& chosen, const std::vector<SlotCandidate>& all,
+                        std::optional<int> toolkit_cuda) {
+  // The order of `better` in pick_per_major: primary, then the toolkit's CUDA major, then the
+  // highest CUDA major.
+  std::string major = std::to_string(chosen.major);
+  if (chosen.primary) {
+    return "the primary slot";
+  }
+  auto rivals = std::count_if(all.begin(), all.end(), [&](const SlotCandidate& c) {
+    return c.major == chosen.major && c.entry != chosen.entry;
+  });
+  if (rivals == 0) {
+    return "the only slot of cuDNN " + major;
+  }
+  if (toolkit_cuda && chosen.cuda == *toolkit_cuda) {
+    return "matches the default toolkit's CUDA major (CUDA " + std::to_string(*toolkit_cuda) + ")";
+  }
+  return "the highest CUDA major (CUDA " + std::to_string(chosen.cuda) + ") among the cuDNN " +
+         major + " slots" +
+         (toolkit_cuda
+              ? ", none matching the default toolkit's CUDA " + std::to_string(*toolkit_cuda)
+              : std::string(", no default toolkit detected"));
+}
+
 SlotCandidate candidate_of(const store::EntryInfo& info, bool primary) {
   return {info.name, store::slot_major(store::slot_id(info)), info.cuda_major, primary};
 }

@@ -39,6 +39,13 @@ active_entries(const store::Layout& layout, const std::optional<std::string>& pr
 // A candidate for pick_per_major and the CUDA homes (integrate/homes.hpp).
 [[nodiscard]] SlotCandidate candidate_of(const store::EntryInfo& info, bool primary);
 
+// Pure: why pick_per_major(all, toolkit_cuda) chose `chosen` for its cuDNN major, in words:
+// "the primary slot", "the only slot of cuDNN 8", "matches the default toolkit's CUDA major
+// (CUDA 12)", "the highest CUDA major (CUDA 13) among the cuDNN 9 slots".
+[[nodiscard]] std::string pick_reason(const SlotCandidate& chosen,
+                                      const std::vector<SlotCandidate>& all,
+                                      std::optional<int> toolkit_cuda);
+
 // The entries the loader drop-in and the CUDA-home links name: `primary` (the entry
 // `current` names, nullopt: none) first, then the picks of the other slots' pointers on disk.
 [[nodiscard]] Result<std::vector<store::EntryInfo>>

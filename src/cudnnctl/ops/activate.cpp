@@ -9,6 +9,7 @@
 #include "manifest/version.hpp"
 #include "ops/plan.hpp"
 #include "ops/recalls.hpp"
+#include "ops/slot_arg.hpp"
 #include "store/history.hpp"
 #include "store/slots.hpp"
 #include "util/fs.hpp"
@@ -237,30 +238,6 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
 
 namespace {
 
-// The slot `rollback --slot S` walks: "" for the primary slot (`current`).
-Result<std::string> rollback_slot(const store::StoreView& view,
-                                  const std::optional<std::string>& slot_arg) {
-  if (!slot_arg || *slot_arg == view.primary_slot()) {
-    return std::string();
-  }
-  std::vector<std::string> have;
-  for (const auto& a : view.active_slots()) {
-    have.push_back(a.slot + (a.primary ? " (primary)" : ""));
-  }
-  std::string listed = have.empty() ? "none" : util::join(have, ", ");
-  if (!store::valid_slot_id(*slot_arg)) {
-    return fail(ErrorCode::usage, "--slot " + *slot_arg +
-                                      ": not a slot name (<cuDNN major>-cuda<CUDA major>, e.g. "
-                                      "9-cuda13; active slots: " +
-                                      listed + ")");
-  }
-  if (!view.slot_current(*slot_arg)) {
-    return fail(ErrorCode::usage,
-                "--slot " + *slot_arg + ": no such active slot (active slots: " + listed + ")");
-  }
-  return *slot_arg;
-}
-
 // The generation `rollback [--to N] [--slot S]` goes to from `view`.
 Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg,
                           const std::string& slot) {
@@ -413,7 +390,7 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
                 const std::optional<std::string>& slot_arg) {
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    TRY_ASSIGN(out.slot, rollback_slot(view, slot_arg));
+    TRY_ASSIGN(out.slot, select_slot(view, slot_arg));
     TRY_ASSIGN(out.target, rollback_plan(view, to, out.slot));
     out.active = gen_info(ctx, view, view.current);
     out.previous = gen_info(ctx, view, out.target);
@@ -439,12 +416,12 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
   // directory): bad input changes nothing. Checked again under the lock.
   if (nothing_pending(ctx)) {
     TRY_ASSIGN(store::StoreView pre, read_store(ctx));
-    TRY_ASSIGN(std::string pre_slot, rollback_slot(pre, slot_arg));
+    TRY_ASSIGN(std::string pre_slot, select_slot(pre, slot_arg));
     TRY(rollback_plan(pre, to, pre_slot));
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
-  TRY_ASSIGN(out.slot, rollback_slot(view, slot_arg));
+  TRY_ASSIGN(out.slot, select_slot(view, slot_arg));
   TRY_ASSIGN(out.target, rollback_plan(view, to, out.slot));
   const int from = *view.slot_current(out.slot);
   for (const auto& a : view.active_slots()) {

@@ -3,14 +3,19 @@
 
 #include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
+#include "integrate/slots.hpp"
 #include "ops/recalls.hpp"
+#include "ops/slot_arg.hpp"
 #include "smoke/runner.hpp"
+#include "store/slots.hpp"
 #include "txn/recovery.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <sys/stat.h>
 
@@ -108,20 +113,56 @@ bool expect_matches(const Context& ctx, const store::StoreView& view, const GenI
   return false;
 }
 
+// A slot kept alongside: the drop-in names its lib/ when the loader serves its cuDNN major from
+// it (integrate::loader_entries, the rule the drop-in is written by); otherwise its absence
+// is by design (`doctor` explains it).
+void dropin_problem(Context& ctx, const store::StoreView& view, const store::EntryInfo& entry,
+                    const std::string& want, const std::function<void(std::string)>& problem) {
+  const auto* primary = view.active_entry();
+  auto served =
+      integrate::loader_entries(ctx.layout(), ctx.config(),
+                                primary ? std::optional<std::string>(primary->name) : std::nullopt);
+  if (!served) {
+    problem("cannot tell which builds the loader serves: " + served.error().message);
+    return;
+  }
+  bool named = std::any_of(served->begin(), served->end(),
+                           [&](const store::EntryInfo& e) { return e.name == entry.name; });
+  if (!named) {
+    return;
+  }
+  auto text = util::read_file(ctx.layout().ld_conf_dropin(), 1 << 16);
+  bool listed = false;
+  if (text) {
+    for (const auto& line : util::split(*text, '\n')) {
+      listed = listed || util::trim(line) == want;
+    }
+  }
+  if (!listed) {
+    problem("the loader drop-in /etc/ld.so.conf.d/00-cudnnctl.conf does not name " + want +
+            " (slot " + store::slot_id(entry) + ")");
+  }
+}
+
 } // namespace
 
 Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r) {
   r.checked_at = unix_now();
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(std::string slot, select_slot(view, options.slot));
   r.active = gen_info(ctx, view, view.current);
   for (const auto& a : view.active_slots()) {
     if (auto info = gen_info(ctx, view, a.generation); info && !a.primary) {
       r.other_slots.emplace_back(a.slot, *info);
     }
   }
-  const auto* entry = view.active_entry();
+  if (!slot.empty()) {
+    r.slot = slot;
+  }
+  r.checked = gen_info(ctx, view, view.slot_current(slot));
+  const store::EntryInfo* entry = r.checked ? view.entry(r.checked->entry) : nullptr;
   auto problem = [&](std::string p) { r.problems.push_back(std::move(p)); };
-  if (!r.active || !entry) {
+  if (!r.checked || !entry) {
     problem("no cuDNN generation is active under " + ctx.layout().prefix_dir().string());
   }
   if (auto why = txn::journal_unreadable(ctx.layout())) {
@@ -130,9 +171,11 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
     problem("a transaction is in progress or was interrupted (`cudnnctl recover` finishes or "
             "undoes it)");
   }
-  if (r.active && entry) {
+  if (r.checked && entry) {
     struct stat st;
-    if (::lstat(ctx.layout().current_link().c_str(), &st) == 0) {
+    fs::path pointer =
+        slot.empty() ? ctx.layout().current_link() : store::slot_link(ctx.layout(), slot);
+    if (::lstat(pointer.c_str(), &st) == 0) {
       r.last_switch = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;
     }
     auto files = file_problems(ctx.layout(), *entry);
@@ -142,7 +185,9 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
     }
     std::string want = (ctx.layout().sys_entry_dir(entry->name) / "lib").string();
     auto dropin = integrate::loader_dropin_dir(ctx.layout());
-    if (!dropin) {
+    if (!slot.empty()) {
+      dropin_problem(ctx, view, *entry, want, problem);
+    } else if (!dropin) {
       problem("the loader drop-in /etc/ld.so.conf.d/00-cudnnctl.conf is missing");
     } else if (*dropin != want) {
       problem("the loader drop-in names " + (dropin->empty() ? "nothing" : *dropin) + ", not " +
@@ -157,9 +202,9 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
       problem("active " + recall::describe(*hit, entry->version, entry->cuda_major) + "; " +
               recall_fix(view, *entry, *recalls));
     }
-    if (options.expect && !expect_matches(ctx, view, *r.active, *options.expect)) {
-      problem("active is " + r.active->version + " (generation " +
-              std::to_string(r.active->generation) + "), expected " + *options.expect);
+    if (options.expect && !expect_matches(ctx, view, *r.checked, *options.expect)) {
+      problem("active is " + r.checked->version + " (generation " +
+              std::to_string(r.checked->generation) + "), expected " + *options.expect);
     }
     if (options.smoke && r.files_ok) {
       gates::Env env = gates_env(ctx);
@@ -186,9 +231,9 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
       problem("smoke test not run: the files do not match the installed build");
     }
   }
-  if (!r.smoke && r.active && options.prometheus) {
+  if (!r.smoke && r.checked && options.prometheus) {
     if (auto old = util::read_file(*options.prometheus, 1 << 20)) {
-      r.smoke = smoke_from_prometheus(*old, *r.active);
+      r.smoke = smoke_from_prometheus(*old, *r.checked);
     }
   }
   r.healthy = r.problems.empty();

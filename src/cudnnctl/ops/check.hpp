@@ -28,6 +28,9 @@ struct CheckOptions {
   bool smoke = false;                    // also run the GPU smoke test (a job prolog)
   std::optional<std::string> prometheus; // host path of a node-exporter textfile
   std::optional<std::string> nfd;        // host path of an NFD local feature file
+  // --slot S: check slot S's active entry (files, drop-in line, recall, expect) instead of
+  // the primary's; `active` stays the primary (the contract), `checked` is S's.
+  std::optional<std::string> slot;
 };
 
 // The smoke test as check saw it: run now, or carried over from the previous --prometheus
@@ -44,7 +47,8 @@ struct CheckResult : Outcome {
   bool healthy = false;
   std::string reason; // the first problem (empty when healthy)
   std::vector<std::string> problems;
-  std::string slot = k_primary_slot;
+  std::string slot = k_primary_slot; // the slot checked (--slot S: S)
+  std::optional<GenInfo> checked;    // its active generation (the primary's without --slot)
   // The slots kept alongside (store/slots.hpp): their id and active generation, one
   // cudnnctl_info line each.
   std::vector<std::pair<std::string, GenInfo>> other_slots;
@@ -61,8 +65,10 @@ struct CheckResult : Outcome {
 // with its recorded kind, size, mode and link target (stat only: `verify` hashes);
 // nothing extra in it; the loader drop-in naming its lib/; no signed recall list naming the
 // active build (and none refused under require_signed_recalls); `expect`; with `smoke`, the GPU
-// smoke test (failed is unhealthy; skipped, for lack of a usable GPU, is not). Errors only
-// when the store cannot be read at all.
+// smoke test (failed is unhealthy; skipped, for lack of a usable GPU, is not). With
+// options.slot, the same for that slot's entry (the drop-in must name its lib/ when the loader
+// serves its cuDNN major from it). Errors only when the store cannot be read at all, and for an
+// unknown --slot (ErrorCode::usage).
 [[nodiscard]] Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& out);
 
 // node-exporter textfile text for `r` (cudnnctl_info{version,cuda,generation,slot} 1,

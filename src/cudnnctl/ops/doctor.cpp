@@ -6,8 +6,13 @@
 #include "gpu/inventory.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
+#include "integrate/modulefiles.hpp"
+#include "integrate/slots.hpp"
+#include "ops/query.hpp"
 #include "ops/recalls.hpp"
+#include "store/slots.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace cudnnctl::ops {
@@ -61,6 +66,77 @@ void add_gpus(Context& ctx, doctor::DoctorReport& report) {
   }
 }
 
+// Every active slot and which one the loader drop-in serves per SONAME, with why
+// (integrate::pick_per_major, the rule the drop-in is written by), and for the others how a
+// process reaches them. An info finding per slot the loader does not serve.
+void add_slots(Context& ctx, const std::optional<doctor::ToolkitFacts>& cuda,
+               doctor::DoctorReport& report) {
+  std::vector<std::string> warnings; // doctor's store findings report a damaged store
+  auto view = store::read_store(ctx.layout(), warnings);
+  if (!view) {
+    return;
+  }
+  std::vector<SlotInfo> slots = slot_infos(ctx, *view);
+  std::vector<integrate::SlotCandidate> all;
+  for (const auto& s : slots) {
+    all.push_back({s.info.entry, store::slot_major(s.slot), s.info.cuda, s.primary});
+  }
+  // As integrate::loader_entries: the toolkit counts only when there is a choice.
+  std::optional<int> toolkit;
+  if (cuda && all.size() > 1) {
+    toolkit = cuda->major;
+  }
+  auto picks = integrate::pick_per_major(all, toolkit);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const auto& s = slots[i];
+    doctor::SlotView v;
+    v.slot = s.slot;
+    v.primary = s.primary;
+    v.version = s.info.version;
+    v.generation = s.info.generation;
+    v.entry = s.info.entry;
+    v.soname = "libcudnn.so." + std::to_string(all[i].major);
+    auto pick = std::find_if(picks.begin(), picks.end(), [&](const integrate::SlotCandidate& p) {
+      return p.major == all[i].major;
+    });
+    v.served = pick != picks.end() && pick->entry == s.info.entry;
+    if (v.served) {
+      v.why = integrate::pick_reason(*pick, all, toolkit);
+    } else if (pick != picks.end()) {
+      std::string other = "?";
+      for (const auto& o : slots) {
+        if (o.info.entry == pick->entry) {
+          other = o.slot;
+        }
+      }
+      v.why = "a plain process gets it from slot " + other + " (" +
+              integrate::pick_reason(*pick, all, toolkit) + "), not from this slot";
+      v.reach.push_back("cudnnctl env --slot " + s.slot +
+                        " (CUDNN_PATH and the other build variables name its store entry; "
+                        "--ld-library-path adds LD_LIBRARY_PATH for programs that load it)");
+      const auto* e = view->entry(s.info.entry);
+      if (ctx.config().module_files && e) {
+        v.reach.push_back("module load cudnn/" + integrate::module_version(*e) +
+                          " (after `module use " +
+                          (ctx.layout().sys_prefix() / "modulefiles").string() + "`)");
+      }
+      v.reach.push_back("its store entry's lib/ directly: " +
+                        (ctx.layout().sys_entry_dir(s.info.entry) / "lib").string());
+      report.findings.push_back({"slot-not-loaded",
+                                 doctor::Severity::info,
+                                 "slot " + s.slot + " (cuDNN " + s.info.version +
+                                     ") is active, but the loader drop-in "
+                                     "serves " +
+                                     v.soname + " from slot " + other +
+                                     ": a process without its own cuDNN "
+                                     "loads that build",
+                                 {(ctx.layout().sys_entry_dir(s.info.entry) / "lib").string()},
+                                 v.reach.front()});
+    }
+    report.slots.push_back(std::move(v));
+  }
+}
+
 } // namespace
 
 Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
@@ -109,6 +185,7 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   }
   TRY_ASSIGN(out.report, doctor::run_doctor(o));
   add_gpus(ctx, *out.report);
+  add_slots(ctx, o.cuda, *out.report);
   int errors = out.report->count(doctor::Severity::error);
   if (errors > 0) {
     return fail(ErrorCode::problems,

@@ -2,6 +2,7 @@
 #include "ops/env.hpp"
 
 #include "integrate/pkgconfig.hpp"
+#include "ops/slot_arg.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -56,14 +57,19 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
                 "--shell must be sh, fish or dockerfile, got \"" + o.shell + "\"");
   }
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
-  const auto* e = view.active_entry();
+  TRY_ASSIGN(out.slot, select_slot(view, o.slot));
+  auto gen = view.slot_current(out.slot);
+  const auto* g = gen ? view.generation(*gen) : nullptr;
+  const auto* e = g ? view.entry(g->entry) : nullptr;
   if (!e) {
     return fail(ErrorCode::nothing_active,
                 "no cuDNN generation is active (run `cudnnctl install VERSION`)");
   }
   const auto& layout = ctx.layout();
   out.active = gen_info(ctx, view, view.current);
-  fs::path current = layout.current_link();
+  // A slot kept alongside has no `current` of its own: its variables name the immutable store
+  // path (what its module file names too).
+  fs::path current = out.slot.empty() ? layout.current_link() : layout.entry_dir(e->name);
   fs::path library;
   std::string major = e->version.substr(0, e->version.find('.'));
   for (const std::string& n : {std::string("libcudnn.so"), "libcudnn.so." + major}) {
@@ -101,7 +107,9 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
              "without their own cuDNN)");
   }
   out.vars = std::move(vars);
-  out.pkg_config_path = integrate::pkgconfig_file(layout).parent_path().string();
+  if (out.slot.empty()) { // cudnn.pc describes the primary slot
+    out.pkg_config_path = integrate::pkgconfig_file(layout).parent_path().string();
+  }
   out.entry_path = layout.entry_dir(e->name).string();
   out.shell = o.shell;
   return {};

@@ -10,6 +10,7 @@
 
 #include "ops/context.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,9 @@ namespace cudnnctl::ops {
 struct EnvOptions {
   std::string shell = "sh"; // "sh", "fish" or "dockerfile"
   bool ld_library_path = false;
+  // --slot S: a slot kept alongside; every variable names its store entry (it has no
+  // `current`), and there is no pkg-config directory (cudnn.pc describes the primary).
+  std::optional<std::string> slot;
 };
 
 struct EnvVar {
@@ -34,9 +38,10 @@ struct EnvResult : Outcome {
   std::vector<EnvVar> vars;
   std::string pkg_config_path;
   std::string entry_path;
+  std::string slot; // "" = the primary slot
 };
 
-// No active generation: ErrorCode::usage.
+// No active generation: ErrorCode::nothing_active. An unknown --slot: ErrorCode::usage.
 [[nodiscard]] Status env(Context& ctx, const EnvOptions& options, EnvResult& out);
 
 // One assignment in the shell's syntax, the value quoted so the shell takes it verbatim.

@@ -7,6 +7,7 @@
 #include "integrate/homes.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
+#include "ops/verify.hpp"
 #include "store/view.hpp"
 
 #include <cstddef>
@@ -61,20 +62,6 @@ struct HistoryResult : Outcome {
   std::vector<nlohmann::json> records; // as history.jsonl holds them
 };
 [[nodiscard]] Status history(Context& ctx, HistoryResult& out);
-
-struct VerifyResult : Outcome {
-  std::string entry;
-  size_t checked_files = 0;
-  std::vector<std::string> problems;
-  gates::Findings findings; // the smoke test
-  bool completed = false;   // every check ran (problems says what they found)
-};
-
-// Re-checks the active generation: every recorded file and link against the sha256 and
-// targets recorded at install, nothing extra in include/ and lib/, the header version.
-// Problems: ErrorCode::problems (exit 8). `smoke` adds the GPU smoke test (a failure is a
-// problem; no GPU is a warning).
-[[nodiscard]] Status verify(Context& ctx, bool smoke, VerifyResult& out);
 
 struct SmokeTestResult : Outcome {
   std::string entry;

@@ -24,6 +24,7 @@ constexpr std::pair<Phase, const char*> k_phases[] = {
     {Phase::reverting, "reverting"},
     {Phase::deleting, "deleting"},
     {Phase::deactivating, "deactivating"},
+    {Phase::slot_deactivating, "slot-deactivating"},
 };
 
 json opt_int(const std::optional<int>& v) {

@@ -36,6 +36,11 @@ enum class Phase {
   reverting,          // post-switch check failed; switching back to <from>
   deleting,           // remove/gc: deleting the listed generations and entries
   deactivating,       // adopt --undo: putting adopted originals back, then no `current`
+  // use --none --slot S: the slot's pointer goes (the commit point: recovery undoes the
+  // transaction while the pointer is there, else rolls it forward), the loader and CUDA-home
+  // links without it (format 2 only: an earlier cudnnctl finds the phase unknown and discards the
+  // journal, which keeps every pointer as it is on disk).
+  slot_deactivating,
 };
 
 const char* phase_name(Phase p);

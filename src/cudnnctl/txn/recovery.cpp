@@ -296,9 +296,10 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
   std::string what =
       "interrupted `" + (journal.argv.empty() ? journal.command : journal.argv) + "`";
   Phase phase = journal.phase;
-  Intent::Kind kind = phase == Phase::deleting       ? Intent::Kind::deletion
-                      : phase == Phase::deactivating ? Intent::Kind::deactivation
-                                                     : Intent::Kind::build;
+  Intent::Kind kind = phase == Phase::deleting            ? Intent::Kind::deletion
+                      : phase == Phase::deactivating      ? Intent::Kind::deactivation
+                      : phase == Phase::slot_deactivating ? Intent::Kind::slot_deactivation
+                                                          : Intent::Kind::build;
   if (history_has_txid(layout, journal.txid)) {
     // Interrupted after its history record (the commit record): it is complete.
     TRY(clear_journal(layout));
@@ -311,6 +312,18 @@ Result<std::string> Recovery::replay(const Site& site, Journal journal) {
   if (phase == Phase::deactivating) {
     TRY(tx.deactivate("completed-by-recover")); // `adopt --undo`: the registered release step
     return "finished " + what + " (adopted originals put back, cudnnctl deactivated)";
+  }
+  if (phase == Phase::slot_deactivating) { // `use --none --slot S`
+    // Like a slot switch: its commit point is the pointer's removal. Before it nothing
+    // changed (undone); after it, the integration and the record are finished.
+    if (util::exists_nofollow(store::slot_link(layout, jr.slot))) {
+      TRY(tx.integrate(std::nullopt));
+      TRY(tx.record("undone-by-recover", "interrupted before the pointer of slot " + jr.slot +
+                                             " was removed; it stays active"));
+      return "undid " + what + " (slot " + jr.slot + " stays active)";
+    }
+    TRY(tx.deactivate_slot("completed-by-recover"));
+    return "finished " + what + " (slot " + jr.slot + " deactivated)";
   }
   if (phase == Phase::deleting) {
     TRY(tx.delete_items(jr.delete_generations, jr.delete_entries));

@@ -107,6 +107,15 @@ Intent Intent::deactivation(std::string command) {
   return i;
 }
 
+Intent Intent::slot_deactivation(std::string command, std::string slot, std::string entry) {
+  Intent i;
+  i.entry = std::move(entry);
+  i.kind = Kind::slot_deactivation;
+  i.command = std::move(command);
+  i.slot = std::move(slot);
+  return i;
+}
+
 // --- Staging ---
 
 Staging::Staging(Staging&& other) noexcept
@@ -174,6 +183,12 @@ Result<Transaction> Transaction::begin(const Lock& lock, const Site& site, Inten
     break;
   case Intent::Kind::deactivation:
     jr.phase = Phase::deactivating;
+    break;
+  case Intent::Kind::slot_deactivation:
+    if (intent.slot.empty() || !current) {
+      return fail(ErrorCode::internal, "a slot deactivation needs an active non-primary slot");
+    }
+    jr.phase = Phase::slot_deactivating;
     break;
   }
   Transaction tx(site, std::move(jr), intent.kind, std::move(intent.context));
@@ -359,6 +374,8 @@ Status Transaction::commit() {
     }
   } else if (m_kind == Intent::Kind::deactivation) {
     done = deactivate("ok");
+  } else if (m_kind == Intent::Kind::slot_deactivation) {
+    done = deactivate_slot("ok");
   } else {
     done = record("ok", "");
   }
@@ -376,7 +393,13 @@ Error Transaction::abort(Error why) {
     return why;
   }
   m_state = State::done;
-  if (m_kind == Intent::Kind::deletion || m_kind == Intent::Kind::deactivation) {
+  if (m_kind == Intent::Kind::slot_deactivation &&
+      util::exists_nofollow(store::slot_link(m_site.layout, m_jr.slot))) {
+    (void)record("failed", why.full_message()); // before its commit point: nothing changed
+    return why;
+  }
+  if (m_kind == Intent::Kind::deletion || m_kind == Intent::Kind::deactivation ||
+      m_kind == Intent::Kind::slot_deactivation) {
     return why; // rolled forward by the next command's recovery
   }
   auto cur = store::slot_generation(m_site.layout, m_jr.slot);
@@ -502,6 +525,25 @@ Status Transaction::deactivate(const std::string& result) {
   m_site.notes.action(released.action);
   m_site.notes.action("deactivated cudnnctl: no current generation, loader drop-in and CUDA-home "
                       "links removed");
+  return {};
+}
+
+Status Transaction::deactivate_slot(const std::string& result) {
+  // Idempotent, so recovery runs it again after a crash anywhere in it: the pointer goes
+  // (unlink, directory fsync), then the loader drop-in, the CUDA-home links and the module
+  // files are rewritten from the pointers left on disk.
+  TRY(util::hook("before-switch"));
+  TRY(point_current(std::nullopt));
+  TRY(util::hook("after-switch"));
+  TRY(integrate(std::nullopt)); // a slot transaction integrates what `current` names
+  TRY(util::hook("after-integration"));
+  std::string kept = m_jr.from_generation ? "generation " + std::to_string(*m_jr.from_generation)
+                                          : std::string("its generations");
+  TRY(record(result, "slot " + m_jr.slot + " deactivated; " + kept + " and its store entry " +
+                         "stay (`cudnnctl use VERSION --alongside` activates it again)"));
+  m_site.notes.action("deactivated slot " + m_jr.slot + ": " +
+                      store::slot_link(m_site.layout, m_jr.slot).string() +
+                      " removed, loader drop-in and CUDA-home links rewritten without it");
   return {};
 }
 

@@ -77,7 +77,7 @@ void register_release_step(ReleaseStep step);
 // What a transaction is about; begin() writes it as the first journal record (an activation
 // writes its first record with the generation it creates).
 struct Intent {
-  enum class Kind { build, activate, rollback, deletion, deactivation };
+  enum class Kind { build, activate, rollback, deletion, deactivation, slot_deactivation };
   Kind kind = Kind::build;
   std::string command;                 // "install", "use", "rollback", "remove", "gc", "adopt", ...
   std::string entry;                   // the store entry switched to (build: may not exist yet)
@@ -102,6 +102,10 @@ struct Intent {
                          std::vector<std::string> entries);
   // adopt --undo: the registered release step, then no `current`; rolled forward.
   static Intent deactivation(std::string command);
+  // use --none --slot S: slot S's pointer removed (its generations and entry stay). The
+  // removal is its commit point: before it a failure or a crash is undone (history `failed`,
+  // `undone-by-recover`), after it rolled forward.
+  static Intent slot_deactivation(std::string command, std::string slot, std::string entry);
 };
 
 // A staging directory in the store (store/.staging-<boot>-<pid>-<rand>), named in the journal
@@ -159,9 +163,10 @@ public:
   // A fact of the command for its history record, as `key`: `value` (install: which form of
   // the archive it installed and why). Set again: replaced.
   void note(const std::string& key, const std::string& value);
-  // Finishes what is left (a deletion, a deactivation), then appends the history record (the
-  // commit record: from here on the transaction is done) and clears the journal. Failure before
-  // the record: aborted like any failure after the flip. Hooks: before-commit, after-history.
+  // Finishes what is left (a deletion, a deactivation of cudnnctl or of a slot), then appends the
+  // history record (the commit record: from here on the transaction is done) and clears the
+  // journal. Failure before the record: aborted like any failure after the flip. Hooks:
+  // before-commit, after-history.
   [[nodiscard]] Status commit();
   // Before the flip: removes the staging directory, entry and generation this transaction
   // created, records history "failed" and returns `why`. After the flip: journal phase
@@ -185,6 +190,7 @@ private:
   Status record(const std::string& result, const std::string& message);
   Status delete_items(const std::vector<int>& generations, const std::vector<std::string>& entries);
   Status deactivate(const std::string& result);
+  Status deactivate_slot(const std::string& result);
   void undo(const Error& why);
   Error revert(const Error& why);
   Error with_context(Error why) const;

@@ -82,7 +82,9 @@ export ANSIBLE_DEPRECATION_WARNINGS=false ANSIBLE_SYSTEM_WARNINGS=false ANSIBLE_
 export ANSIBLE_TIMEOUT=30 ANSIBLE_CALLBACK_PLUGINS=$E2E_DIR/ansible/callback_plugins
 mkdir -p "$HOME"
 cd "$E2E_TMP"
-printf '[defaults]\nforks = 8\ngathering = explicit\nretry_files_enabled = false\n' >"$ANSIBLE_CONFIG"
+# retries: Ansible tries a task's connection again when ssh itself fails (exit 255: on a loaded
+# 2-core machine a node's sshd can be slow to answer); the tasks are idempotent.
+printf '[defaults]\nforks = 8\ngathering = explicit\nretry_files_enabled = false\n[ssh_connection]\nretries = 3\n' >"$ANSIBLE_CONFIG"
 INV=$E2E_TMP/inventory.ini
 fleet_inventory "$INV" \
   "cudnnctl_deb_src=$DEB" "cudnnctl_manage_config=true" "cudnn_mirrors=$MIRROR_URL/" \
@@ -109,7 +111,7 @@ all_nodes_json=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "
 WAVES=$(python3 -c 'import json,sys; n=sys.argv[1:]; print(json.dumps([n[:1], n[1:3], n[3:]]))' "${FLEET_NODES[@]}")
 
 active_on() { # active_on NODE: the active version there
-  fleet_ssh "$1" cudnnctl --json status >"$E2E_TMP/status.json" || true
+  fleet_read "$1" cudnnctl --json status >"$E2E_TMP/status.json" || true
   json_get 'd["active"]["version"] if d["active"] else "none"' "$E2E_TMP/status.json"
 }
 lap "checks of the booted nodes"
@@ -123,10 +125,10 @@ for h in "${FLEET_NODES[@]}"; do
   expect_eq "$(active_on "$h")" 9.16.0.29 "active version on $h"
 done
 note "first rollout changed: $(changed_counts first)"
-fleet_ssh n1 dpkg-query -W -f='\${Version}' cudnnctl >"$E2E_TMP/v" && expect_eq "$(cat "$E2E_TMP/v")" 0.1.0-1 "package version"
+fleet_read n1 dpkg-query -W -f='\${Version}' cudnnctl >"$E2E_TMP/v" && expect_eq "$(cat "$E2E_TMP/v")" 0.1.0-1 "package version"
 expect_contains "$(fleet_root n1)/etc/cudnnctl/config.toml" "mirrors = [\"$MIRROR_URL/\"]"
 expect_file "$(fleet_root n1)/etc/cudnnctl/pins.d/fleet-mirror.sha256"
-expect_exit 0 fleet_ssh n1 systemctl is-enabled cudnnctl-verify.service cudnnctl-doctor.timer
+expect_exit 0 fleet_read n1 systemctl is-enabled cudnnctl-verify.service cudnnctl-doctor.timer
 lap "rollout 9.16.0 to $N nodes"
 
 TEST "the same run again: changed=0 on every node"
@@ -173,7 +175,7 @@ expect_json "$cudnn_task[\"rc\"]" 5 "$E2E_TMP/bad.json"
 msg=$(json_get "$cudnn_task[\"msg\"]" "$E2E_TMP/bad.json")
 case $msg in *"smoke test failed"*"wrong result"*"rolled back to generation 2"*) ;; *) fail "canary: msg: $msg" ;; esac
 expect_eq "$(active_on n1)" 9.18.0.41 "active version on the canary after the automatic rollback"
-fleet_ssh n1 cudnnctl --json history >"$E2E_TMP/h.json"
+fleet_read n1 cudnnctl --json history >"$E2E_TMP/h.json"
 expect_json 'd["data"]["history"][-1]["result"]' rolled-back "$E2E_TMP/h.json"
 for h in "${FLEET_NODES[@]:1}"; do
   tree_of "$h" >"$E2E_TMP/tree.$h.after"
@@ -186,16 +188,16 @@ lap "bad release stopped at the canary"
 
 # unit_state NODE UNIT: "ActiveState/SubState/Result".
 unit_state() {
-  fleet_ssh "$1" "for p in ActiveState SubState Result; do systemctl show -p \$p --value $2; done" | paste -sd/
+  fleet_read "$1" "for p in ActiveState SubState Result; do systemctl show -p \$p --value $2; done" | paste -sd/
 }
 # wait_unit_settled NODE: until the node's job queue is empty (after boot, OnFailure= units).
 wait_unit_settled() {
   local i
   for i in $(seq 60); do
-    [ -z "$(fleet_ssh "$1" systemctl list-jobs --no-legend)" ] && return 0
+    [ -z "$(fleet_read "$1" systemctl list-jobs --no-legend)" ] && return 0
     sleep 1
   done
-  fail "$1: jobs still queued after 60 s: $(fleet_ssh "$1" systemctl list-jobs --no-legend)"
+  fail "$1: jobs still queued after 60 s: $(fleet_read "$1" systemctl list-jobs --no-legend)"
 }
 
 TEST "reboot (systemctl reboot) and a container restart run cudnnctl-verify.service at boot: it passes"
@@ -207,22 +209,22 @@ lap "reboot of n2, restart of n3"
 for h in n2 n3; do
   wait_unit_settled "$h"
   expect_eq "$(unit_state "$h" cudnnctl-verify.service)" active/exited/success "cudnnctl-verify on $h"
-  expect_exit 0 fleet_ssh "$h" systemctl status --no-pager cudnnctl-verify.service
+  expect_exit 0 fleet_read "$h" systemctl status --no-pager cudnnctl-verify.service
   expect_contains "$OUT" "active (exited)"
-  expect_exit 0 fleet_ssh "$h" journalctl -b --no-pager -o cat -u cudnnctl-verify.service
+  expect_exit 0 fleet_read "$h" journalctl -b --no-pager -o cat -u cudnnctl-verify.service
   expect_contains "$OUT" "ok: "
   expect_contains "$OUT" "recorded files and links of 9.18.0.41-cuda12-linux-x86_64 match"
   expect_contains "$OUT" "smoke test: GPU 0"
   expect_contains "$OUT" "passed"
   cp "$OUT" "$E2E_TMP/journal-verify-$h.txt"
 done
-expect_exit 0 fleet_ssh n2 systemctl list-timers --all --no-pager
+expect_exit 0 fleet_read n2 systemctl list-timers --all --no-pager
 expect_contains "$OUT" "cudnnctl-doctor.timer"
 expect_contains "$OUT" "cudnnctl-doctor.service"
 cp "$OUT" "$E2E_TMP/list-timers.txt"
 
 TEST "a library tampered with on disk fails the boot check; cudnnctl-rollback.service restores the previous generation"
-fleet_ssh n4 cudnnctl --json status >"$E2E_TMP/s.json"
+fleet_read n4 cudnnctl --json status >"$E2E_TMP/s.json"
 lib=$(json_get 'd["active"]["path"]' "$E2E_TMP/s.json")/lib/libcudnn_ops.so.9.18.0
 # One byte changed, the size kept: only the recorded sha256 can tell.
 expect_exit 0 fleet_ssh n4 "printf '\\377' | dd of=$lib bs=1 seek=200 conv=notrunc status=none"
@@ -231,19 +233,19 @@ lap "reboot of n4 with a tampered library"
 wait_unit_settled n4
 expect_eq "$(unit_state n4 cudnnctl-verify.service)" failed/failed/exit-code "cudnnctl-verify on n4"
 expect_eq "$(unit_state n4 cudnnctl-rollback.service)" inactive/dead/success "cudnnctl-rollback on n4"
-expect_exit 0 fleet_ssh n4 journalctl -b --no-pager -o cat -u cudnnctl-verify.service
+expect_exit 0 fleet_read n4 journalctl -b --no-pager -o cat -u cudnnctl-verify.service
 expect_contains "$OUT" "problem: lib/libcudnn_ops.so.9.18.0: sha256"
 cp "$OUT" "$E2E_TMP/journal-verify-n4.txt"
-expect_exit 0 fleet_ssh n4 journalctl -b --no-pager -o cat -u cudnnctl-rollback.service
+expect_exit 0 fleet_read n4 journalctl -b --no-pager -o cat -u cudnnctl-rollback.service
 expect_contains "$OUT" "rolling back to the previous generation"
 expect_contains "$OUT" "rolled back; the now active generation passes verify"
 cp "$OUT" "$E2E_TMP/journal-rollback-n4.txt"
 # What systemd itself said about the units this boot (sandbox set-up included).
-fleet_ssh n4 journalctl -b --no-pager -o short-monotonic _PID=1 | grep -i cudnnctl >"$E2E_TMP/sandbox-n4.txt" || true
+fleet_read n4 journalctl -b --no-pager -o short-monotonic _PID=1 | grep -i cudnnctl >"$E2E_TMP/sandbox-n4.txt" || true
 expect_eq "$(active_on n4)" 9.16.0.29 "active version on n4 after the boot-time rollback"
-expect_exit 8 fleet_ssh n4 cudnnctl check --expect 9.18.0
+expect_exit 8 fleet_read n4 cudnnctl check --expect 9.18.0
 expect_eq "$(cat "$OUT")" "cudnnctl: active is 9.16.0.29 (generation 1), expected 9.18.0" "check on n4"
-expect_exit 0 fleet_ssh n4 cudnnctl check --expect 9.16.0
+expect_exit 0 fleet_read n4 cudnnctl check --expect 9.16.0
 # The gate runs again at the next boot and passes on the generation now active.
 fleet_reboot n4
 wait_unit_settled n4
@@ -251,15 +253,15 @@ expect_eq "$(unit_state n4 cudnnctl-verify.service)" active/exited/success "cudn
 lap "boot-time rollback on n4, and the boot after"
 
 TEST "health checks on the nodes: cudnnctl check, node-exporter textfile, NFD feature file"
-expect_exit 0 fleet_ssh n5 cudnnctl check
+expect_exit 0 fleet_read n5 cudnnctl check
 expect_eq "$(cat "$OUT")" "ok: cuDNN 9.18.0.41 (CUDA 12, linux-x86_64), generation 2, slot primary" "check on n5"
-expect_exit 0 fleet_ssh n5 cudnnctl check --expect 9.18.0
-expect_exit 0 fleet_ssh n5 cudnnctl check --expect 2
-expect_exit 8 fleet_ssh n5 cudnnctl check --expect 1
+expect_exit 0 fleet_read n5 cudnnctl check --expect 9.18.0
+expect_exit 0 fleet_read n5 cudnnctl check --expect 2
+expect_exit 8 fleet_read n5 cudnnctl check --expect 1
 expect_eq "$(cat "$OUT")" "cudnnctl: active is 9.18.0.41 (generation 2), expected 1" "check --expect 1"
 PROM=/var/lib/prometheus/node-exporter/cudnnctl.prom
 FEAT=/etc/kubernetes/node-feature-discovery/features.d/cudnn
-expect_exit 0 fleet_ssh n5 cudnnctl check --smoke --prometheus $PROM --nfd $FEAT
+expect_exit 0 fleet_read n5 cudnnctl check --smoke --prometheus $PROM --nfd $FEAT
 case $(cat "$OUT") in "ok: cuDNN 9.18.0.41 (CUDA 12, linux-x86_64), generation 2, slot primary, smoke passed in "*) ;; *) fail "check --smoke: $(cat "$OUT")" ;; esac
 r5=$(fleet_root n5)
 expect_contains "$r5$PROM" 'cudnnctl_info{version="9.18.0.41",cuda="12",generation="2",slot="primary"} 1'
@@ -278,15 +280,15 @@ TEST "the NHC check (scripts/health/cudnnctl.nhc) on a node: passes, then names 
 install -D -m 0644 "$REPO/scripts/health/cudnnctl.nhc" "$r5/etc/nhc/scripts/cudnnctl.nhc"
 install -D -m 0755 "$REPO/tests/fleet/nhc-driver" "$r5/usr/local/sbin/nhc-driver"
 printf '* || check_cudnnctl\n* || check_cudnnctl --expect 9.18.0\n' >"$r5/etc/nhc/nhc.conf"
-expect_exit 0 fleet_ssh n5 nhc-driver
-fleet_ssh n5 cudnnctl --json status >"$E2E_TMP/s.json"
+expect_exit 0 fleet_read n5 nhc-driver
+fleet_read n5 cudnnctl --json status >"$E2E_TMP/s.json"
 e5=$(json_get 'd["active"]["path"]' "$E2E_TMP/s.json")
-expect_exit 0 fleet_ssh n5 chmod 0600 "$e5/lib/libcudnn_cnn.so.9.18.0"
-expect_exit 1 fleet_ssh n5 nhc-driver
+expect_exit 0 fleet_read n5 chmod 0600 "$e5/lib/libcudnn_cnn.so.9.18.0"
+expect_exit 1 fleet_read n5 nhc-driver
 expect_contains "$OUT" "ERROR: nhc: Health check failed: cudnnctl: 9.18.0.41-cuda12-linux-x86_64: lib/libcudnn_cnn.so.9.18.0 has mode 0600, recorded 0755"
 cp "$OUT" "$E2E_TMP/nhc-failed.txt"
-expect_exit 0 fleet_ssh n5 chmod 0755 "$e5/lib/libcudnn_cnn.so.9.18.0"
-expect_exit 0 fleet_ssh n5 nhc-driver
+expect_exit 0 fleet_read n5 chmod 0755 "$e5/lib/libcudnn_cnn.so.9.18.0"
+expect_exit 0 fleet_read n5 nhc-driver
 
 TEST "the Slurm prolog (scripts/health/slurm-prolog) under a real slurmd: a job runs; a failing node is drained with cudnnctl's reason"
 S=n6
@@ -322,11 +324,11 @@ expect_exit 0 fleet_ssh $S "install -d -o slurm -g slurm /var/lib/slurm/slurmctl
 slurm_ready() {
   local i
   for i in $(seq 60); do
-    fleet_ssh $S sinfo -h -n $S -o %t >"$E2E_TMP/sinfo" 2>/dev/null || true
+    fleet_read $S sinfo -h -n $S -o %t >"$E2E_TMP/sinfo" 2>/dev/null || true
     case $(cat "$E2E_TMP/sinfo") in idle*) return 0 ;; esac
     sleep 1
   done
-  fail "slurm on $S did not come up: $(cat "$E2E_TMP/sinfo"; fleet_ssh $S tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log)"
+  fail "slurm on $S did not come up: $(cat "$E2E_TMP/sinfo"; fleet_read $S tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log)"
 }
 slurm_ready
 expect_exit 0 fleet_ssh $S timeout 60 srun -N1 -t 1 cat /etc/hostname
@@ -336,17 +338,17 @@ printf 'devices=1\ncrash=0\n' >"$rs/etc/cudnnctl-fake-cuda.conf"
 expect_exit '!0' fleet_ssh $S timeout 60 srun -N1 -t 1 true
 expect_contains "$ERR" "Prolog"
 cp "$ERR" "$E2E_TMP/srun-failed.txt"
-expect_exit 0 fleet_ssh $S "sinfo -h -n $S -o '%t|%E'"
+expect_exit 0 fleet_read $S "sinfo -h -n $S -o '%t|%E'"
 case $(cat "$OUT") in drain*"|cudnnctl: smoke test failed: "*) ;; *) fail "the node is not drained with cudnnctl's reason: $(cat "$OUT")" ;; esac
 cp "$OUT" "$E2E_TMP/sinfo-drained.txt"
-fleet_ssh $S grep -h -e 'prolog failed' -e 'reason set to' /var/log/slurm/slurmd.log /var/log/slurm/slurmctld.log >>"$E2E_TMP/sinfo-drained.txt" || true
+fleet_read $S grep -h -e 'prolog failed' -e 'reason set to' /var/log/slurm/slurmd.log /var/log/slurm/slurmctld.log >>"$E2E_TMP/sinfo-drained.txt" || true
 printf 'devices=1\n' >"$rs/etc/cudnnctl-fake-cuda.conf"
 expect_exit 0 fleet_ssh $S systemctl stop slurmd slurmctld munge
 lap "health checks (check, files, NHC, Slurm)"
 
 TEST "the doctor timer is listed on every node"
 for h in "${FLEET_NODES[@]}"; do
-  expect_exit 0 fleet_ssh "$h" systemctl list-timers --no-pager cudnnctl-doctor.timer
+  expect_exit 0 fleet_read "$h" systemctl list-timers --no-pager cudnnctl-doctor.timer
   expect_contains "$OUT" "cudnnctl-doctor.timer"
 done
 
