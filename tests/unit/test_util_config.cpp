@@ -59,6 +59,36 @@ TEST_CASE("config: known keys, types and ranges", "[config]") {
   }
 }
 
+TEST_CASE("config: cuda_homes, several CUDA homes", "[config][homes]") {
+  auto unset = store::parse_config("cuda_home = \"/opt/cuda\"\n", "config.toml");
+  REQUIRE(unset);
+  CHECK(unset->cuda_homes.empty());
+  CHECK(unset->homes() == std::vector<std::string>{"/opt/cuda"});
+  auto two = store::parse_config(
+      "cuda_homes = [\"/usr/local/cuda-12.8\", \"/usr/local/cuda-13.0\"]\n", "config.toml");
+  REQUIRE(two);
+  CHECK(two->homes() == std::vector<std::string>{"/usr/local/cuda-12.8", "/usr/local/cuda-13.0"});
+  CHECK(two->cuda_home == "/usr/local/cuda"); // the default toolkit stays
+  struct Bad {
+    const char* text;
+    const char* says;
+  } bad[] = {
+      {"cuda_homes = \"/usr/local/cuda\"\n", "config.toml:1: cuda_homes must be a non-empty array"},
+      {"cuda_homes = []\n", "config.toml:1: cuda_homes must be a non-empty array"},
+      {"\ncuda_homes = [\"cuda-12.8\"]\n",
+       "config.toml:2: cuda_homes: \"cuda-12.8\" is not an absolute"},
+      {"cuda_homes = [\"/a\", \"/b\", \"/a/\"]\n", "config.toml:1: cuda_homes names /a/ twice"},
+      {"cuda_homes = 12\n", "config.toml:1: cuda_homes must be"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.text);
+    auto e = store::parse_config(b.text, "config.toml");
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == ErrorCode::usage);
+    CHECK(e.error().message.find(b.says) == 0);
+  }
+}
+
 TEST_CASE("cudnn_version.h in the 8.x and 9.x formats", "[validate][header]") {
   auto v9 = validate::parse_version_header("#ifndef CUDNN_VERSION_H_\n#define CUDNN_MAJOR 9\n"
                                            "#define CUDNN_MINOR 19\n#define CUDNN_PATCHLEVEL 0\n"

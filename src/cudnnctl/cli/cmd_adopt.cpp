@@ -14,6 +14,8 @@ namespace cudnnctl::cli {
 
 namespace {
 
+using nlohmann::json;
+
 void render(const ops::AdoptResult& r, bool dry_run, Report& report) {
   report.outcome = r;
   auto& data = report.data();
@@ -28,6 +30,24 @@ void render(const ops::AdoptResult& r, bool dry_run, Report& report) {
   }
   if (r.backup) {
     data["backup"] = *r.backup;
+  }
+  if (!r.homes_found.empty()) {
+    json homes = json::array();
+    for (const auto& f : r.homes_found) {
+      json h = {{"cuda_home", f.home},
+                {"version", f.version.empty() ? json(nullptr) : json(f.version)},
+                {"entry", f.entry.empty() ? json(nullptr) : json(f.entry)},
+                {"files", f.files.size()},
+                {"generation", nullptr}};
+      for (const auto& a : r.homes_adopted) {
+        if (a.home == f.home) {
+          h["generation"] = a.generation ? json(*a.generation) : json(nullptr);
+          h["backup"] = a.backup;
+        }
+      }
+      homes.push_back(std::move(h));
+    }
+    data["homes"] = std::move(homes);
   }
   using Said = ops::AdoptResult::Said;
   switch (r.said) {
@@ -44,10 +64,13 @@ void render(const ops::AdoptResult& r, bool dry_run, Report& report) {
                 std::to_string(r.found->files.size()) + " files) as " + r.found->entry);
     break;
   case Said::adopted:
-    report.line("adopted cuDNN " + r.adopted->version + " from " + r.adopted->home + " (" +
-                std::to_string(r.adopted->files) + " files) as generation " +
-                std::to_string(r.adopted->generation.value_or(0)) + "; originals backed up to " +
-                r.adopted->backup);
+    for (const auto& a :
+         r.homes_adopted.empty() ? std::vector<ops::Adopted>{*r.adopted} : r.homes_adopted) {
+      report.line("adopted cuDNN " + a.version + " from " + a.home + " (" +
+                  std::to_string(a.files) + " files) as generation " +
+                  std::to_string(a.generation.value_or(0)) + "; originals backed up to " +
+                  a.backup);
+    }
     break;
   case Said::would_put_back:
     report.line("would put back " + std::to_string(r.originals) +
@@ -130,7 +153,8 @@ void register_adopt(CLI::App& app, Action& action) {
       "adopt", "Take over a hand-made cuDNN in the CUDA home: back it up, import it as a "
                "generation, replace the files by links into the store");
   adopt->add_option("--cuda-home", ao->cuda_home,
-                    "CUDA home inside the root (default: config cuda_home, /usr/local/cuda)");
+                    "CUDA home inside the root (default: config cuda_home, /usr/local/cuda; with "
+                    "several cuda_homes: every one, or this one of them)");
   adopt->add_flag("--undo", ao->undo,
                   "Put the adopted originals back at their paths and deactivate cudnnctl");
   adopt->callback([ao, &action] {

@@ -93,6 +93,19 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   } else {
     data["unmanaged"] = nullptr;
   }
+  json homes = json::array();
+  std::vector<std::string> said;
+  for (const auto& h : r.cuda_homes) {
+    homes.push_back({{"home", h.home},
+                     {"cuda", h.cuda ? json(*h.cuda) : json(nullptr)},
+                     {"entry", h.entry.empty() ? json(nullptr) : json(h.entry)}});
+    said.push_back(h.home + " (CUDA " + (h.cuda ? std::to_string(*h.cuda) : std::string("?")) +
+                   "): " + (h.entry.empty() ? std::string("no cuDNN links") : h.entry));
+  }
+  data["cuda_homes"] = std::move(homes);
+  if (said.size() > 1) {
+    report.line("CUDA homes: " + util::join(said, "; "));
+  }
   put_dpkg(r.dpkg, report);
 }
 

@@ -17,6 +17,13 @@ namespace {
 std::string check_cuda_toolkit(Env& env, const manifest::Selection& sel, Findings& out) {
   const auto& layout = env.layout;
   auto tk = host::detect_cuda(layout.root(), env.config.cuda_home);
+  if (tk && tk->major != sel.cuda_major && env.config.cuda_homes.size() > 1) {
+    // Several CUDA homes: the build is linked into (and runs with) the home of its CUDA major.
+    if (auto other =
+            host::detect_cuda_of_major(layout.root(), env.config.cuda_homes, sel.cuda_major)) {
+      tk = other;
+    }
+  }
   out.requirements.cuda_toolkit = tk;
   if (!tk) {
     std::string w = "no CUDA toolkit found at " + layout.host(env.config.cuda_home).string() +

@@ -361,4 +361,14 @@ std::optional<CudaToolkit> detect_cuda(const fs::path& root, const fs::path& cud
   return toolkit;
 }
 
+std::optional<CudaToolkit> detect_cuda_of_major(const fs::path& root,
+                                                const std::vector<std::string>& homes, int major) {
+  for (const auto& h : homes) {
+    if (auto tk = detect_cuda(root, h); tk && tk->major == major) {
+      return tk;
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace cudnnctl::host

@@ -52,4 +52,11 @@ struct CudaToolkit {
 [[nodiscard]] std::optional<CudaToolkit> detect_cuda(const std::filesystem::path& root,
                                                      const std::filesystem::path& cuda_home);
 
+// The toolkit of the first of `homes` (paths inside the root, e.g. config cuda_homes) whose
+// CUDA major is `major`; nullopt when none is. Several CUDA homes: a build for CUDA `major`
+// runs with that one. Reads only.
+[[nodiscard]] std::optional<CudaToolkit> detect_cuda_of_major(const std::filesystem::path& root,
+                                                              const std::vector<std::string>& homes,
+                                                              int major);
+
 } // namespace cudnnctl::host

@@ -25,7 +25,9 @@ namespace cudnnctl::integrate {
 // storage, keep what they hold, with a warning; the switch goes on.
 // `others`: the entries of the other cuDNN majors active in slots (integrate/slots.hpp):
 // their versioned library names are linked too, and the unversioned names (libcudnn.so,
-// the headers) come from the highest cuDNN major among all of them.
+// the headers) come from the highest cuDNN major among all of them. With several CUDA homes
+// (config cuda_homes) each home gets instead the active builds of its own CUDA major
+// (integrate/homes.hpp), by the same rule.
 [[nodiscard]] Status link_cuda_home(const store::Layout& layout, const store::Config& config,
                                     const std::optional<std::string>& entry,
                                     const std::vector<std::string>& others, util::Notes& notes);
@@ -40,17 +42,26 @@ struct HomePreview {
   size_t linked = 0;             // links made or repointed
   size_t removed = 0;            // stale links removed
   std::vector<std::string> ops;  // "DIR/NAME -> TARGET", "remove DIR/NAME"
+  // Several CUDA homes (cuda_homes): one line per home, "HOME (CUDA M): ENTRIES: N link(s)
+  // made or repointed, K removed"; the homes that get nothing because their CUDA major is
+  // unknown.
+  std::vector<std::string> homes;
+  std::vector<std::string> warnings;
 };
-// nullopt when the step does nothing: manage_cuda_home = false, or no CUDA home.
+// nullopt when the step does nothing: manage_cuda_home = false, or no CUDA home. With several
+// homes, the builds active after the switch are planned: `entry` replaces the primary's, or,
+// `alongside` (into another slot than the primary's), its own slot's.
 [[nodiscard]] Result<std::optional<HomePreview>> preview_cuda_home(const store::Layout& layout,
                                                                    const store::Config& config,
-                                                                   const std::string& entry);
+                                                                   const std::string& entry,
+                                                                   bool alongside = false);
 
 // Before a switch to `entry` (the transaction's flip calls it before `current` moves): a
 // CUDA-home directory cudnnctl manages (it held our links, or adopted originals came from it)
 // that the switch would leave without `entry`'s libraries or headers, because it now holds
 // cuDNN files cudnnctl must not touch, fails the switch: ErrorCode::integrity (exit 4) naming
-// the directory, what it holds and what to do. Reads only. nullopt or manage_cuda_home =
+// the directory, what it holds and what to do. Reads only. With several CUDA homes, every
+// home of `entry`'s CUDA major is checked. nullopt or manage_cuda_home =
 // false: nothing to check.
 [[nodiscard]] Status check_home_switch(const store::Layout& layout, const store::Config& config,
                                        const std::optional<std::string>& entry);

@@ -65,34 +65,45 @@ std::string pick_reason(const SlotCandidate& chosen, const std::vector<SlotCandi
               : std::string(", no default toolkit detected"));
 }
 
-Result<std::vector<store::EntryInfo>> loader_entries(const store::Layout& layout,
-                                                     const store::Config& config,
+SlotCandidate candidate_of(const store::EntryInfo& info, bool primary) {
+  return {info.name, store::slot_major(store::slot_id(info)), info.cuda_major, primary};
+}
+
+Result<std::vector<store::EntryInfo>> active_entries(const store::Layout& layout,
                                                      const std::optional<std::string>& primary) {
   std::vector<std::string> warnings;
-  std::vector<SlotCandidate> all;
   std::vector<store::EntryInfo> infos;
   if (primary) {
     TRY_ASSIGN(store::EntryInfo info, store::read_entry(layout, *primary));
-    all.push_back({info.name, store::slot_major(store::slot_id(info)), info.cuda_major, true});
     infos.push_back(std::move(info));
   }
   TRY_ASSIGN(auto links, store::list_slot_links(layout, warnings));
-  if (!links.empty()) {
-    TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
-    for (const auto& l : links) {
-      auto g = std::find_if(gens.begin(), gens.end(),
-                            [&](const store::Generation& x) { return x.number == l.generation; });
-      if (g == gens.end()) {
-        continue;
-      }
-      auto info = store::read_entry(layout, g->entry);
-      if (!info || (primary && info->name == *primary)) {
-        continue;
-      }
-      all.push_back(
-          {info->name, store::slot_major(store::slot_id(*info)), info->cuda_major, false});
-      infos.push_back(std::move(*info));
+  if (links.empty()) {
+    return infos;
+  }
+  TRY_ASSIGN(auto gens, store::list_generations(layout, warnings));
+  for (const auto& l : links) {
+    auto g = std::find_if(gens.begin(), gens.end(),
+                          [&](const store::Generation& x) { return x.number == l.generation; });
+    if (g == gens.end()) {
+      continue;
     }
+    auto info = store::read_entry(layout, g->entry);
+    if (!info || (primary && info->name == *primary)) {
+      continue;
+    }
+    infos.push_back(std::move(*info));
+  }
+  return infos;
+}
+
+Result<std::vector<store::EntryInfo>> loader_entries(const store::Layout& layout,
+                                                     const store::Config& config,
+                                                     const std::optional<std::string>& primary) {
+  TRY_ASSIGN(auto infos, active_entries(layout, primary));
+  std::vector<SlotCandidate> all;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    all.push_back(candidate_of(infos[i], primary && i == 0));
   }
   std::optional<int> toolkit;
   if (all.size() > 1) {

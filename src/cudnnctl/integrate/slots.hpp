@@ -31,6 +31,14 @@ struct SlotCandidate {
 [[nodiscard]] std::vector<SlotCandidate> pick_per_major(std::vector<SlotCandidate> all,
                                                         std::optional<int> toolkit_cuda);
 
+// Every active build: `primary` (the entry `current` names, nullopt: none) first, then the
+// entry of each slot pointer on disk (a slot naming `primary`'s entry is not repeated).
+[[nodiscard]] Result<std::vector<store::EntryInfo>>
+active_entries(const store::Layout& layout, const std::optional<std::string>& primary);
+
+// A candidate for pick_per_major and the CUDA homes (integrate/homes.hpp).
+[[nodiscard]] SlotCandidate candidate_of(const store::EntryInfo& info, bool primary);
+
 // Pure: why pick_per_major(all, toolkit_cuda) chose `chosen` for its cuDNN major, in words:
 // "the primary slot", "the only slot of cuDNN 8", "matches the default toolkit's CUDA major
 // (CUDA 12)", "the highest CUDA major (CUDA 13) among the cuDNN 9 slots".

@@ -13,12 +13,14 @@
 #include "ops/adopt_scan.hpp"
 #include "ops/plan.hpp"
 #include "store/backup.hpp"
+#include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/sha256.hpp"
 #include "util/stamp.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <map>
 #include <sys/stat.h>
@@ -303,12 +305,15 @@ Status record_originals(Context& ctx, const AdoptPlan& plan, const fs::path& bac
 
 // The adopt transaction (docs/ARCHITECTURE.md "adopt", steps 1 to 10), with the lock held
 // and a non-empty plan. `backup` is set once the backup is written.
+// `slot`: the slot the adoption activates (store/slots.hpp; "" for the primary slot).
 Result<Adopted> adopt_locked(Context& ctx, const txn::Lock& lock, const AdoptPlan& plan,
-                             std::optional<std::string>& backup_written, Outcome& outcome) {
+                             std::optional<std::string>& backup_written, Outcome& outcome,
+                             const std::string& slot = "") {
   const auto& layout = ctx.layout();
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   auto intent =
-      txn::Intent::build("adopt", plan.entry, "adopting the cuDNN in " + plan.home.string());
+      txn::Intent::build("adopt", plan.entry, "adopting the cuDNN in " + plan.home.string())
+          .in_slot(slot);
   TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
   std::string hash8 = plan.entry.substr(plan.entry.size() - 8);
   fs::path backup =
@@ -325,9 +330,138 @@ Result<Adopted> adopt_locked(Context& ctx, const txn::Lock& lock, const AdoptPla
                                             std::nullopt, none, outcome)); // 5-10
   ctx.action("adopted cuDNN " + plan.version + " from " + plan.home.string() + " (" +
              std::to_string(plan.files.size()) + " files) as generation " + std::to_string(n) +
-             "; originals backed up to " + backup.string());
+             (slot.empty() ? std::string() : " in slot " + slot) + "; originals backed up to " +
+             backup.string());
   return Adopted{plan.version,      plan.entry,      plan.home.string(),
                  plan.files.size(), backup.string(), n};
+}
+
+// Nothing new to adopt: make sure the links name the active generation (they can be stale
+// after a switch that found the CUDA home read-only). Each link is replaced atomically; the
+// step is idempotent, so no journal is needed.
+Status repair_links(Context& ctx, AdoptResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  size_t before = ctx.notes().actions().size();
+  if (const auto* active = view.active_entry()) {
+    TRY(integrate::link_cuda_home(ctx.layout(), ctx.config(), active->name, ctx.notes()));
+  }
+  TRY(fill_active(ctx, out));
+  out.changed = ctx.notes().actions().size() != before;
+  out.repaired = out.changed;
+  out.said = AdoptResult::Said::nothing_to_adopt;
+  return {};
+}
+
+// The homes `adopt` scans with several CUDA homes configured: every one (a home whose real
+// directory an earlier one has is scanned once), or the one --cuda-home names, which must be
+// one of them.
+Result<std::vector<fs::path>> homes_to_adopt(const Context& ctx, const AdoptOptions& o) {
+  const auto homes = ctx.config().homes();
+  std::vector<fs::path> out;
+  std::vector<fs::path> seen;
+  for (const auto& h : homes) {
+    auto real = integrate::locate_home(ctx.layout(), h).real_home;
+    if (!real.empty() && std::find(seen.begin(), seen.end(), real) != seen.end()) {
+      continue;
+    }
+    seen.push_back(real);
+    if (!o.cuda_home ||
+        fs::path(*o.cuda_home).lexically_normal() == fs::path(h).lexically_normal() ||
+        (!real.empty() && integrate::locate_home(ctx.layout(), *o.cuda_home).real_home == real)) {
+      out.push_back(h);
+    }
+  }
+  if (out.empty()) {
+    return fail(ErrorCode::usage, "--cuda-home " + *o.cuda_home +
+                                      " is not one of the CUDA homes cudnnctl manages (" +
+                                      util::join(homes, ", ") + ", config cuda_homes in " +
+                                      ctx.layout().config_file().string() +
+                                      "): add it there, or name one of them; nothing was changed");
+  }
+  return out;
+}
+
+// Why a home's cuDNN is not adopted with several CUDA homes: its CUDA major is unknown, so no
+// home would get its links. Empty: it can be adopted.
+std::string not_adoptable(const Context& ctx, const AdoptPlan& plan) {
+  if (plan.files.empty() || host::detect_cuda(ctx.layout().root(), plan.home)) {
+    return {};
+  }
+  return "not adopting the cuDNN " + plan.version + " in " + plan.home.string() +
+         ": the CUDA major of its toolkit cannot be told (no version.json, cuda_runtime_api.h "
+         "or libcudart there), and with several CUDA homes (cuda_homes) each home gets only the "
+         "build of its own CUDA major; nothing was changed there";
+}
+
+// `adopt` with several CUDA homes (config cuda_homes): each home's unmanaged cuDNN becomes its
+// own store entry and generation, one transaction per home, activated in its slot (the
+// primary slot when nothing is active or the slot is the primary's, else alongside), so every
+// home ends up linked to what it held. Nothing to adopt anywhere: the links are repaired.
+Status adopt_homes(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
+  TRY_ASSIGN(auto homes, homes_to_adopt(ctx, o));
+  auto scan = [&](const fs::path& home) -> Result<std::optional<AdoptPlan>> {
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, home));
+    if (plan.dirs.real_home.empty()) {
+      ctx.warn("no CUDA home at " + ctx.layout().host(home).string() + " (named in cuda_homes)");
+      return std::optional<AdoptPlan>();
+    }
+    return std::optional<AdoptPlan>(std::move(plan));
+  };
+  std::optional<txn::Lock> held;
+  if (!ctx.dry_run()) {
+    auto locked = lock(ctx);
+    if (!locked) {
+      return fail(locked.error());
+    }
+    held.emplace(std::move(*locked));
+  }
+  int next = 0;
+  for (const auto& home : homes) {
+    TRY_ASSIGN(auto plan, scan(home));
+    if (!plan) {
+      continue;
+    }
+    AdoptFound found = describe_plan(ctx, *plan);
+    if (!out.found || !plan->files.empty()) {
+      out.found = found;
+    }
+    out.homes_found.push_back(std::move(found));
+    if (plan->files.empty()) {
+      continue;
+    }
+    if (auto why = not_adoptable(ctx, *plan); !why.empty()) {
+      ctx.warn(why);
+      continue;
+    }
+    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    TRY_ASSIGN(std::string slot, switch_slot(ctx, view, plan->version, plan->cuda, true, false));
+    if (ctx.dry_run()) {
+      TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
+      n = std::max(n, next);
+      next = n + 1;
+      ctx.action("would adopt " + std::to_string(plan->files.size()) + " files of cuDNN " +
+                 plan->version + " in " + plan->home.string() + " into slot " +
+                 store::slot_id(plan->version, plan->cuda) + ": backed up in " +
+                 ctx.layout().backups_dir().string() + ", imported as store entry " + plan->entry +
+                 ", activated as generation " + std::to_string(n));
+      out.changed = true;
+      continue;
+    }
+    TRY_ASSIGN(Adopted a, adopt_locked(ctx, *held, *plan, out.backup, out, slot));
+    out.adopted = a;
+    out.homes_adopted.push_back(std::move(a));
+  }
+  if (ctx.dry_run()) {
+    TRY(fill_active(ctx, out));
+    out.said = out.changed ? AdoptResult::Said::would_adopt : AdoptResult::Said::nothing_to_adopt;
+    return {};
+  }
+  if (out.homes_adopted.empty()) {
+    return repair_links(ctx, out);
+  }
+  out.said = AdoptResult::Said::adopted;
+  return {};
 }
 
 } // namespace
@@ -361,6 +495,21 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
                             Outcome& outcome) {
   out.dpkg = report_dpkg_cudnn(ctx);
   if (!ctx.config().manage_cuda_home || ctx.user_mode()) { // --user: no CUDA-home links
+    return {};
+  }
+  if (ctx.config().homes().size() > 1) {
+    // Several CUDA homes: `adopt` puts each home's cuDNN into the slot of its CUDA major;
+    // install only says so. A home holding hand-made files gets no links (it is left alone),
+    // so nothing there is overwritten.
+    for (const auto& h : ctx.config().homes()) {
+      if (auto u = find_unmanaged(ctx, h)) {
+        ctx.warn(h + " holds " + std::to_string(u->files) + " cuDNN files" +
+                 (u->version.empty() ? std::string() : " (cuDNN " + u->version + ")") +
+                 " that cudnnctl does not manage: left alone, no links are made there; run "
+                 "`cudnnctl adopt` to take them over (with several cuda_homes install does not "
+                 "adopt)");
+      }
+    }
     return {};
   }
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
@@ -429,6 +578,9 @@ Status adopt(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
     return fail(ErrorCode::usage, "--cuda-home must be an absolute path inside the root, got \"" +
                                       home.string() + "\"");
   }
+  if (ctx.config().homes().size() > 1) {
+    return adopt_homes(ctx, o, out);
+  }
   auto plan_now = [&]() -> Result<AdoptPlan> {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
     TRY_ASSIGN(AdoptPlan plan, plan_adopt(ctx, view, home));
@@ -465,19 +617,7 @@ Status adopt(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
   TRY_ASSIGN(AdoptPlan plan, plan_now());
   out.found = describe_plan(ctx, plan);
   if (plan.files.empty()) {
-    // Nothing new: make sure the links name the active generation (they can be stale after a
-    // switch that found the CUDA home read-only). Each link is replaced atomically; the step is
-    // idempotent, so no journal is needed.
-    TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    size_t before = ctx.notes().actions().size();
-    if (const auto* active = view.active_entry()) {
-      TRY(integrate::link_cuda_home(ctx.layout(), ctx.config(), active->name, ctx.notes()));
-    }
-    TRY(fill_active(ctx, out));
-    out.changed = ctx.notes().actions().size() != before;
-    out.repaired = out.changed;
-    out.said = AdoptResult::Said::nothing_to_adopt;
-    return {};
+    return repair_links(ctx, out);
   }
   TRY_ASSIGN(out.adopted, adopt_locked(ctx, held, plan, out.backup, out));
   out.said = AdoptResult::Said::adopted;

@@ -24,6 +24,7 @@ namespace cudnnctl::ops {
 
 struct AdoptOptions {
   std::optional<std::string> cuda_home; // path inside the root; default: config cuda_home
+                                        // (several cuda_homes: all of them)
   bool undo = false;
 };
 
@@ -55,6 +56,10 @@ struct AdoptResult : Outcome {
   std::vector<std::string> restored; // --undo: the originals put back
   size_t originals = 0;              // --undo --dry-run: how many would be
   bool repaired = false;             // nothing to adopt, but links were repaired
+  // Several CUDA homes (config cuda_homes): what each scanned home held, and each adoption
+  // (`found` and `adopted` are then the last home with something to adopt).
+  std::vector<AdoptFound> homes_found;
+  std::vector<Adopted> homes_adopted;
   enum class Said {
     none,
     nothing_to_adopt, // --dry-run too
@@ -65,7 +70,11 @@ struct AdoptResult : Outcome {
   } said = Said::none;
 };
 
-// `adopt` (or, with options.undo, `adopt --undo`). Nothing to adopt: no change.
+// `adopt` (or, with options.undo, `adopt --undo`). Nothing to adopt: no change. With several
+// CUDA homes (cuda_homes) every home is scanned (or the one --cuda-home names, which must be
+// one of them: ErrorCode::usage otherwise) and each home's cuDNN is adopted in its own
+// transaction, into the slot of its CUDA major; a home whose CUDA major cannot be told is left
+// alone with a warning.
 [[nodiscard]] Status adopt(Context& ctx, const AdoptOptions& options, AdoptResult& out);
 
 // `adopt --undo` (ops/adopt_undo.cpp). Nothing adopted: ErrorCode::usage. An original whose

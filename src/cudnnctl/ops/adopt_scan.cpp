@@ -344,12 +344,21 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const f
 }
 
 std::optional<UnmanagedHome> find_unmanaged(const Context& ctx) {
+  for (const auto& h : ctx.config().homes()) {
+    if (auto u = find_unmanaged(ctx, h)) {
+      return u;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<UnmanagedHome> find_unmanaged(const Context& ctx, const fs::path& home) {
   const auto& layout = ctx.layout();
   if (!ctx.config().manage_cuda_home) {
     return std::nullopt;
   }
   UnmanagedHome out;
-  out.home = ctx.config().cuda_home;
+  out.home = home;
   auto dirs = integrate::locate_home(layout, out.home);
   auto state = integrate::read_home_state(layout);
   if (dirs.real_home.empty() || !state) {

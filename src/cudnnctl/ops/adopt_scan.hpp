@@ -57,7 +57,10 @@ struct UnmanagedHome {
   size_t files = 0;
   std::string version; // from the home's cudnn_version.h, else library names; may be empty
 };
+// The first of the managed CUDA homes (config homes()) that holds such files.
 [[nodiscard]] std::optional<UnmanagedHome> find_unmanaged(const Context& ctx);
+// The same for the CUDA home `home` (a path inside the root).
+[[nodiscard]] std::optional<UnmanagedHome> find_unmanaged(const Context& ctx, const fs::path& home);
 
 // "9.1.0" from a file name like "libcudnn.so.9.1.0" (also libcudnn_ops.so.9.1.0).
 std::optional<std::string> version_from_library_name(std::string_view name);

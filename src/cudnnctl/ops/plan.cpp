@@ -65,7 +65,8 @@ Status plan_switch(Context& ctx, const std::string& entry, std::optional<int> ge
                  lib.string() + ", then run ldconfig",
              {integrate::ldconfig_path() + " -X" +
               (layout.root() == "/" ? "" : " -r " + layout.root().string())});
-  TRY_ASSIGN(auto home, integrate::preview_cuda_home(layout, ctx.config(), entry));
+  TRY_ASSIGN(auto home, integrate::preview_cuda_home(layout, ctx.config(), entry,
+                                                     checks && checks->alongside));
   if (home) {
     const std::string dirs = util::join(home->dirs, ", ");
     if (!home->counted) {
@@ -77,6 +78,12 @@ Status plan_switch(Context& ctx, const std::string& entry, std::optional<int> ge
                  home->ops);
     } else {
       ctx.action("CUDA-home links in " + dirs + " already name " + entry + ": unchanged");
+    }
+    for (const auto& line : home->homes) {
+      ctx.action("CUDA home " + line);
+    }
+    for (const auto& w : home->warnings) {
+      ctx.warn(w);
     }
   }
   if (!checks) {

@@ -60,6 +60,9 @@ Status status(Context& ctx, StatusResult& out) {
     out.unmanaged_version = u->version;
     out.unmanaged_files = u->files;
   }
+  if (ctx.config().manage_cuda_home && !ctx.user_mode()) {
+    out.cuda_homes = integrate::report_homes(ctx.layout(), ctx.config());
+  }
   return {};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gates/findings.hpp"
+#include "integrate/homes.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
 #include "ops/verify.hpp"
@@ -40,6 +41,9 @@ struct StatusResult : Outcome {
   std::optional<std::string> unmanaged_home; // a CUDA home with hand-made cuDNN files
   std::string unmanaged_version;             // their version, when it can be told
   size_t unmanaged_files = 0;
+  // data.cuda_homes: each managed CUDA home, its CUDA major, the entry its unversioned names
+  // point at (integrate/homes.hpp); empty with manage_cuda_home = false or --user.
+  std::vector<integrate::HomeReport> cuda_homes;
   uint64_t store_bytes = 0; // the installed builds' files
   uint64_t cache_bytes = 0; // the download cache
   size_t cache_files = 0;

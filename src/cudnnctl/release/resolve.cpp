@@ -194,11 +194,15 @@ Result<Target> resolve_target(const store::Layout& layout, const store::Config& 
                                       "\": cudnnctl installs linux-x86_64, linux-sbsa and "
                                       "linux-aarch64 archives");
   }
+  // "CUDA 13.0 at /usr/local/cuda (version.json)"
+  auto describe = [](const host::CudaToolkit& tk, const std::string& more) {
+    return "CUDA " + std::to_string(tk.major) +
+           (tk.minor >= 0 ? "." + std::to_string(tk.minor) : "") + " at " + tk.home.string() +
+           " (" + tk.source + more + ")";
+  };
   if (auto tk = host::detect_cuda(layout.root(), config.cuda_home)) {
     t.toolkit = tk->major;
-    t.toolkit_source = "CUDA " + std::to_string(tk->major) +
-                       (tk->minor >= 0 ? "." + std::to_string(tk->minor) : "") + " at " +
-                       tk->home.string() + " (" + tk->source + ")";
+    t.toolkit_source = describe(*tk, "");
   }
   if (cuda_flag) {
     t.cuda = cuda_flag;
@@ -209,6 +213,14 @@ Result<Target> resolve_target(const store::Layout& layout, const store::Config& 
   } else if (t.toolkit) {
     t.cuda = t.toolkit;
     t.cuda_source = t.toolkit_source;
+  }
+  if (t.cuda && t.toolkit && *t.cuda != *t.toolkit && config.cuda_homes.size() > 1) {
+    // Several CUDA homes: a build for another managed home's toolkit runs with that one (its
+    // links go there, integrate/homes.hpp), so that toolkit is the one it is checked against.
+    if (auto tk = host::detect_cuda_of_major(layout.root(), config.cuda_homes, *t.cuda)) {
+      t.toolkit = tk->major;
+      t.toolkit_source = describe(*tk, ", in cuda_homes");
+    }
   }
   return t;
 }

@@ -40,6 +40,34 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       } else {
         return type_error("an array of URL strings");
       }
+    } else if (key == "cuda_homes") {
+      auto v = as<std::vector<std::string>>(e);
+      if (!v || v->empty()) {
+        return type_error("a non-empty array of absolute paths, such as "
+                          "[\"/usr/local/cuda-12.8\", \"/usr/local/cuda-13.0\"]");
+      }
+      for (const auto& h : *v) {
+        if (h.empty() || h[0] != '/') {
+          return fail(ErrorCode::usage, where(source, e) + "cuda_homes: \"" + h +
+                                            "\" is not an absolute path (name each CUDA home "
+                                            "as the managed system sees it, e.g. "
+                                            "/usr/local/cuda-12.8)");
+        }
+        auto norm = [](const std::string& p) {
+          std::string n = fs::path(p).lexically_normal().string();
+          while (n.size() > 1 && n.back() == '/') {
+            n.pop_back();
+          }
+          return n;
+        };
+        for (const auto& o : c.cuda_homes) {
+          if (norm(o) == norm(h)) {
+            return fail(ErrorCode::usage, where(source, e) + "cuda_homes names " + h +
+                                              " twice (list each CUDA home once)");
+          }
+        }
+        c.cuda_homes.push_back(h);
+      }
     } else if (key == "cuda_module") {
       auto s = as<std::string>(e);
       std::string bare = s ? *s : "";
@@ -106,7 +134,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       return fail(
           ErrorCode::usage,
           where(source, e) + "unknown key " + key +
-              " (known: mirrors, prefix, cuda_home, cuda, platform, cacert, require_pin, "
+              " (known: mirrors, prefix, cuda_home, cuda_homes, cuda, platform, cacert, "
+              "require_pin, "
               "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
               "require_signed_recalls, recalls_from_mirror, perf_gate, module_files, cuda_module, "
               "keep_cache)");

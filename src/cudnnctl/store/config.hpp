@@ -19,7 +19,12 @@ namespace cudnnctl::store {
 struct Config {
   std::vector<std::string> mirrors;
   std::optional<std::string> prefix;
+  // The default toolkit: its CUDA major picks builds (--cuda default, the loader's choice
+  // between builds of one cuDNN major).
   std::string cuda_home = "/usr/local/cuda";
+  // The CUDA homes that get links (integrate/home_links.hpp), absolute and distinct; empty
+  // (unset): cuda_home alone. Use homes().
+  std::vector<std::string> cuda_homes;
   std::optional<int> cuda;
   std::optional<std::string> platform;
   std::optional<std::string> cacert;
@@ -38,6 +43,11 @@ struct Config {
   // Keep the verified archive in the download cache after an install (a reinstall or
   // another root's install needs no download); false: as `install --no-cache`.
   bool keep_cache = true;
+
+  // The managed CUDA homes: cuda_homes, or [cuda_home] when it is unset.
+  [[nodiscard]] std::vector<std::string> homes() const {
+    return cuda_homes.empty() ? std::vector<std::string>{cuda_home} : cuda_homes;
+  }
 };
 
 // Parses config text; unknown keys and wrong types: ErrorCode::usage naming file:line.
