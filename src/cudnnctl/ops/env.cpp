@@ -58,9 +58,7 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   }
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   TRY_ASSIGN(out.slot, select_slot(view, o.slot));
-  auto gen = view.slot_current(out.slot);
-  const auto* g = gen ? view.generation(*gen) : nullptr;
-  const auto* e = g ? view.entry(g->entry) : nullptr;
+  const auto* e = view.slot_entry(out.slot);
   if (!e) {
     return fail(ErrorCode::nothing_active,
                 "no cuDNN generation is active (run `cudnnctl install VERSION`)");

@@ -28,10 +28,12 @@ const EntryInfo* StoreView::entry(const std::string& name) const {
 }
 
 const EntryInfo* StoreView::active_entry() const {
-  if (!current) {
-    return nullptr;
-  }
-  const auto* g = generation(*current);
+  return slot_entry("");
+}
+
+const EntryInfo* StoreView::slot_entry(const std::string& slot) const {
+  const auto n = slot_current(slot);
+  const auto* g = n ? generation(*n) : nullptr;
   return g ? entry(g->entry) : nullptr;
 }
 

@@ -28,6 +28,9 @@ struct StoreView {
   [[nodiscard]] const EntryInfo* entry(const std::string& name) const;
   // The entry the current generation points at, or nullptr.
   [[nodiscard]] const EntryInfo* active_entry() const;
+  // The entry slot `slot` points at ("" or the primary's id: the current generation's), or
+  // nullptr.
+  [[nodiscard]] const EntryInfo* slot_entry(const std::string& slot) const;
   // The store entry generation `n` points at, or nullopt.
   [[nodiscard]] std::optional<std::string> entry_of(std::optional<int> n) const;
   // The slot generation `n` belongs to (its entry's slot id), "" when unknown.
