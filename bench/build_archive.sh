@@ -6,7 +6,8 @@
 # Prints the mirror directory CACHE_DIR/<key>. <key> hashes the inputs' contents and this
 # script, so a change of either builds again. $BENCH_CUDA (default /usr/local/cuda)
 # is only read, never modified. Compression: single-threaded `xz -6`, the conservative
-# assumption about NVIDIA's archives (several minutes).
+# assumption about NVIDIA's archives (several minutes); $BENCH_XZ_THREADS=N for `xz -T N`
+# (the GPU machine: docs/gpu-runs).
 set -euo pipefail
 cache=${1:?usage: build_archive.sh CACHE_DIR}
 cuda=${BENCH_CUDA:-/usr/local/cuda}
@@ -56,7 +57,7 @@ done
 printf 'Benchmark archive built by cudnnctl bench/build_archive.sh from %s.\n' "$cuda" >"$t/LICENSE"
 chmod 0755 "$t" "$t/lib" "$t/include"
 tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=2025-01-01 \
-  --format=gnu -cf - "$top" | xz -6 -T1 >"$work/archive.tar.xz"
+  --format=gnu -cf - "$top" | xz -6 -T"${BENCH_XZ_THREADS:-1}" >"$work/archive.tar.xz"
 mv "$work/archive.tar.xz" "$out/$rel"
 python3 "$here/mkmanifest.py" --label "$label" --version "$version" --cuda "$cudamaj" \
   --platform "$plat" --relative-path "$rel" --archive "$out/$rel" \

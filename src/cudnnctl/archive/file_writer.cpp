@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/file_writer.hpp"
 
+#include "util/thread_cpu.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -270,6 +272,7 @@ void BackgroundWriter::write_loop(size_t writer) {
   for (;;) {
     m_changed.wait(lock, [&] { return m_stop || !mine.empty(); });
     if (m_stop) {
+      util::note_thread_cpu("file writer");
       return;
     }
     Piece piece = std::move(mine.front());
@@ -291,6 +294,7 @@ void BackgroundWriter::hash_loop() {
   for (;;) {
     m_changed.wait(lock, [&] { return m_stop || !m_hashes.empty(); });
     if (m_stop) {
+      util::note_thread_cpu("file sha256");
       return;
     }
     Piece piece = std::move(m_hashes.front());

@@ -2,10 +2,27 @@
 #include "archive/pipe_source.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
 namespace cudnnctl::archive {
+
+namespace {
+
+// Waits on `cv` until `ready`, adding the time it waited (none when ready already) to `total`.
+template <class Ready>
+void timed_wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Ready ready,
+                double& total) {
+  if (ready()) {
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  cv.wait(lock, ready);
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
 
 BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
   if (capacity == 0) {
@@ -17,7 +34,8 @@ BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
 Status BytePipe::write(const char* data, size_t size) {
   std::unique_lock lock(m_mutex);
   while (size > 0) {
-    m_writable.wait(lock, [&] { return m_read_closed || m_used < m_capacity; });
+    timed_wait(m_writable, lock, [&] { return m_read_closed || m_used < m_capacity; },
+               m_write_wait_s);
     if (m_read_closed) {
       if (m_read_error) {
         return fail(*m_read_error);
@@ -73,7 +91,9 @@ void BytePipe::release_lent_locked() {
 
 Status BytePipe::wait_readable(std::unique_lock<std::mutex>& lock) {
   release_lent_locked();
-  m_readable.wait(lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; });
+  timed_wait(m_readable, lock,
+             [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; },
+             m_read_wait_s);
   if (m_abort) {
     return fail(*m_abort);
   }
@@ -134,6 +154,16 @@ uint64_t BytePipe::bytes_written() const {
 uint64_t BytePipe::bytes_read() const {
   std::lock_guard lock(m_mutex);
   return m_read;
+}
+
+double BytePipe::write_wait_s() const {
+  std::lock_guard lock(m_mutex);
+  return m_write_wait_s;
+}
+
+double BytePipe::read_wait_s() const {
+  std::lock_guard lock(m_mutex);
+  return m_read_wait_s;
 }
 
 Status PipeSource::count(size_t n) {

@@ -63,6 +63,10 @@ public:
   [[nodiscard]] size_t high_water() const;
   [[nodiscard]] uint64_t bytes_written() const;
   [[nodiscard]] uint64_t bytes_read() const;
+  // Seconds the producer waited for space (the reader was slower) and the reader waited for
+  // bytes (the producer was slower): which side of the pipe holds the pass back (-vv timing).
+  [[nodiscard]] double write_wait_s() const;
+  [[nodiscard]] double read_wait_s() const;
 
 private:
   // Frees the space of the bytes lent by the last read_view().
@@ -82,6 +86,8 @@ private:
   size_t m_high_water = 0;
   uint64_t m_written = 0;
   uint64_t m_read = 0;
+  double m_write_wait_s = 0;
+  double m_read_wait_s = 0;
   bool m_write_closed = false;
   bool m_read_closed = false;
   std::optional<Error> m_abort;      // producer's abort error (for the reader)

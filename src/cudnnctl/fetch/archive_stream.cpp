@@ -13,6 +13,8 @@ namespace cudnnctl::fetch {
 static constexpr uint64_t k_progress_step = 1u << 20;
 // Writeback of the partial file is started every this many bytes (as for extracted files).
 static constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
+// Appends to the partial file are coalesced up to this many bytes per write(2).
+static constexpr size_t k_append_buffer = size_t{1} << 20;
 
 ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t total)
     : m_sink(sink), m_options(options), m_total(total) {}
@@ -99,33 +101,67 @@ PartialFile::~PartialFile() {
   if (m_fd && m_size == 0) {
     (void)m_fd.close();
     (void)util::remove_file(m_path);
+  } else if (m_fd) {
+    (void)write_buffered(); // what was received stays resumable
   }
 }
 
-Status PartialFile::append(std::string_view data) {
-  TRY(util::write_all(m_fd.get(), data.data(), data.size(), m_path.string()));
-  m_size += data.size();
-  if (m_size - m_flushed >= k_writeback_step) {
+Status PartialFile::write_buffered() {
+  if (m_buffer.empty()) {
+    return {};
+  }
+  Status st = util::write_all(m_fd.get(), m_buffer.data(), m_buffer.size(), m_path.string());
+  if (st) {
+    m_written += m_buffer.size();
+  } else {
+    m_size = m_written; // what the file holds (write_all may have written a part: resume re-hashes)
+  }
+  m_buffer.clear();
+  TRY(std::move(st));
+  if (m_written - m_flushed >= k_writeback_step) {
     // Advisory: its errors surface in the fsync before the rename. Without it the whole file
     // is still dirty at the end (far below the kernel's dirty thresholds) and that fsync
     // writes it all after the last byte arrived.
     (void)::sync_file_range(m_fd.get(), static_cast<off_t>(m_flushed),
-                            static_cast<off_t>(m_size - m_flushed), SYNC_FILE_RANGE_WRITE);
-    m_flushed = m_size;
+                            static_cast<off_t>(m_written - m_flushed), SYNC_FILE_RANGE_WRITE);
+    m_flushed = m_written;
+  }
+  return {};
+}
+
+Status PartialFile::append(std::string_view data) {
+  if (m_buffer.capacity() < k_append_buffer) {
+    m_buffer.reserve(k_append_buffer);
+  }
+  if (m_buffer.size() + data.size() > k_append_buffer) {
+    TRY(write_buffered());
+  }
+  if (data.size() >= k_append_buffer) {
+    TRY(util::write_all(m_fd.get(), data.data(), data.size(), m_path.string()));
+    m_written += data.size();
+  } else {
+    m_buffer.insert(m_buffer.end(), data.begin(), data.end());
+  }
+  m_size += data.size();
+  if (m_buffer.size() == k_append_buffer) {
+    TRY(write_buffered());
   }
   return {};
 }
 
 Status PartialFile::truncate() {
+  m_buffer.clear();
   if (::ftruncate(m_fd.get(), 0) != 0) {
     return fail_errno("cannot truncate " + m_path.string(), errno);
   }
   m_size = 0;
+  m_written = 0;
   m_flushed = 0;
   return {};
 }
 
 Status PartialFile::sync_and_close() {
+  TRY(write_buffered());
   if (::fsync(m_fd.get()) != 0) {
     return fail_errno("cannot fsync " + m_path.string(), errno);
   }
@@ -133,7 +169,9 @@ Status PartialFile::sync_and_close() {
 }
 
 Status PartialFile::close_or_remove_if_empty() {
+  Status written = write_buffered();
   TRY(m_fd.close());
+  TRY(std::move(written));
   if (m_size == 0) {
     TRY(util::remove_file(m_path));
   }

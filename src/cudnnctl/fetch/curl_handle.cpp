@@ -19,6 +19,12 @@ CurlHandle::CurlHandle() : m_handle(curl_easy_init()) {
   if (curl_easy_setopt(m_handle.get(), CURLOPT_ERRORBUFFER, m_error.data()) != CURLE_OK) {
     throw std::runtime_error("libcurl rejected CURLOPT_ERRORBUFFER");
   }
+  // Receive buffer: 512 KiB (libcurl's default is 16 KiB) makes 32 times fewer write
+  // callbacks for a 346 MB archive, each a cache-file write(2), a hash copy and a pipe hand-off
+  // on the download's thread (docs/BENCHMARKS.md). Set once, before the first transfer (libcurl
+  // refuses to resize a buffer in use); 512 KiB is the most every libcurl since 7.10 accepts.
+  // Advisory: a libcurl that refuses it keeps its default.
+  (void)curl_easy_setopt(m_handle.get(), CURLOPT_BUFFERSIZE, 512L * 1024L);
 }
 
 namespace {

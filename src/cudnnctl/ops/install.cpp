@@ -22,9 +22,11 @@
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
+#include "util/thread_cpu.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -91,6 +93,27 @@ struct Timing {
     ctx.info("timing: " + std::string(what) + " at " + std::to_string(dt.count()) + " s", 2);
   }
 };
+
+// The calling thread's CPU time (s).
+double thread_cpu_s() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// -vv: which of the pass's threads was busy and which side of the byte pipe waited.
+void say_pass_threads(const Context& ctx, const release::StreamExtractor& extractor,
+                      double main_cpu0) {
+  const auto [write_wait, read_wait] = extractor.pipe_waits();
+  std::string line = "timing: pipe waits: the transfer " + std::to_string(write_wait) +
+                     " s for space, the extraction " + std::to_string(read_wait) +
+                     " s for bytes; thread CPU: transfer " +
+                     std::to_string(thread_cpu_s() - main_cpu0) + " s";
+  for (const auto& [name, s] : util::take_thread_cpu()) {
+    line += ", " + name + " " + std::to_string(s) + " s";
+  }
+  ctx.info(line, 2);
+}
 
 struct Streamed {
   std::vector<archive::Entry> entries;
@@ -227,6 +250,8 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, form.size); };
   release::StreamExtractor extractor(staging, std::move(so));
   timing.emplace(Timing{ctx});
+  (void)util::take_thread_cpu(); // an earlier pass's
+  const double main_cpu0 = thread_cpu_s();
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
   fetch::StreamSink sink = extractor.sink();
   sink.restart = [&]() -> Status {
@@ -261,6 +286,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   TRY(util::hook("after-download"));
   TRY_ASSIGN(out.entries, extractor.finish());
   (*timing)("extraction done");
+  say_pass_threads(ctx, extractor, main_cpu0);
   progress.update(1, form.size, form.size);
   progress.complete(1);
   progress.finish(true);

@@ -4,6 +4,7 @@
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/sha256_worker.hpp"
+#include "util/thread_cpu.hpp"
 #include "verify/verify.hpp"
 
 #include <cerrno>
@@ -64,6 +65,7 @@ Status StreamExtractor::start_pass() {
     // The producer must not wait on a reader that is gone: its next write gets the error.
     p->pipe.close_read(result ? std::nullopt : std::optional<Error>(result.error()));
     p->result = std::move(result);
+    util::note_thread_cpu("extraction");
   };
   try {
     pass->thread = std::thread(body);
@@ -85,6 +87,8 @@ void StreamExtractor::stop_pass(const char* why) {
     m_pass->thread.join();
   }
   m_high_water = std::max(m_high_water, m_pass->pipe.high_water());
+  m_write_wait_s += m_pass->pipe.write_wait_s();
+  m_read_wait_s += m_pass->pipe.read_wait_s();
   m_pass.reset();
 }
 
@@ -115,6 +119,8 @@ Result<std::vector<archive::Entry>> StreamExtractor::finish() {
   m_pass->pipe.close_write();
   m_pass->thread.join();
   m_high_water = std::max(m_high_water, m_pass->pipe.high_water());
+  m_write_wait_s += m_pass->pipe.write_wait_s();
+  m_read_wait_s += m_pass->pipe.read_wait_s();
   auto result = std::move(*m_pass->result);
   m_pass.reset();
   return result;

@@ -61,6 +61,9 @@ public:
   [[nodiscard]] unsigned passes() const { return m_passes; }
   // The most bytes buffered in the pipe at once, over all passes.
   [[nodiscard]] size_t pipe_high_water() const;
+  // Seconds the producer waited for space and the extraction waited for bytes, over the
+  // passes that ended (BytePipe::write_wait_s, read_wait_s).
+  [[nodiscard]] std::pair<double, double> pipe_waits() const { return {m_write_wait_s, m_read_wait_s}; }
 
 private:
   struct Pass;
@@ -75,6 +78,8 @@ private:
   std::unique_ptr<Pass> m_pass;
   unsigned m_passes = 0;
   size_t m_high_water = 0;
+  double m_write_wait_s = 0;
+  double m_read_wait_s = 0;
 };
 
 // Reads the local archive `path` once, feeding `sink` and a SHA-256, then checks size and

@@ -6,6 +6,8 @@
 #include <exception>
 #include <stdexcept>
 
+#include "util/thread_cpu.hpp"
+
 namespace cudnnctl::util {
 
 Sha256Worker::Sha256Worker(size_t chunks, size_t chunk_size) : m_chunk_size(chunk_size) {
@@ -98,6 +100,7 @@ void Sha256Worker::run() {
   for (;;) {
     m_changed.wait(lock, [&] { return m_stop || !m_queue.empty(); });
     if (m_stop) {
+      note_thread_cpu("sha256 worker");
       return;
     }
     const auto [chunk, length] = m_queue.front();

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "util/thread_cpu.hpp"
+
+#include <ctime>
+#include <mutex>
+
+namespace cudnnctl::util {
+
+namespace {
+
+std::mutex g_mutex;
+std::vector<std::pair<std::string, double>> g_totals;
+
+} // namespace
+
+void note_thread_cpu(const char* name) {
+  struct timespec ts {};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+    return;
+  }
+  const double s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& [n, total] : g_totals) {
+    if (n == name) {
+      total += s;
+      return;
+    }
+  }
+  g_totals.emplace_back(name, s);
+}
+
+std::vector<std::pair<std::string, double>> take_thread_cpu() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return std::exchange(g_totals, {});
+}
+
+} // namespace cudnnctl::util

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// CPU time of the one pass's threads, for the -vv timing lines of install (which thread is
+// busy and which waits: docs/BENCHMARKS.md). A thread adds its own CPU time under a name as
+// it ends; install takes the totals after the pass. Costs one clock_gettime per thread.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudnnctl::util {
+
+// --- Interface ---
+
+// Adds the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, user + system) since it
+// started to the total kept under `name`.
+void note_thread_cpu(const char* name);
+
+// The totals noted since the last call, in the order the names were first noted (seconds);
+// clears them.
+[[nodiscard]] std::vector<std::pair<std::string, double>> take_thread_cpu();
+
+} // namespace cudnnctl::util
