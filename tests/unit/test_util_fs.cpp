@@ -6,6 +6,8 @@
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
+#include <thread>
+#include <csignal>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -170,6 +172,67 @@ TEST_CASE("run_process captures output, exit codes, signals and timeouts", "[uti
   REQUIRE(env);
   CHECK(env->out == "bar\n");
   CHECK_FALSE(run_process({.argv = {"/nonexistent/program"}}));
+}
+
+TEST_CASE("Child: started now, fed on stdin, waited for later", "[util][process]") {
+  SECTION("what it was given on stdin comes back, its exit status too") {
+    auto c = Child::start({.argv = {"sh", "-c", "read x; echo got $x; echo e >&2; exit 4"}});
+    REQUIRE(c);
+    CHECK(c->write_stdin("go\n"));
+    c->close_stdin();
+    ProcessResult r = c->wait(std::chrono::seconds(10));
+    CHECK(r.out == "got go\n");
+    CHECK(r.err == "e\n");
+    CHECK(r.exit_code == 4);
+    CHECK_FALSE(r.timed_out);
+  }
+  SECTION("stdin closed without a word: the child sees end of input") {
+    auto c = Child::start({.argv = {"sh", "-c", "if read x; then echo line; else echo eof; fi"}});
+    REQUIRE(c);
+    c->close_stdin();
+    CHECK(c->wait(std::chrono::seconds(10)).out == "eof\n");
+  }
+  SECTION("the timeout counts from wait() and kills the child's group") {
+    auto c = Child::start({.argv = {"sh", "-c", "sleep 30 & sleep 30"}});
+    REQUIRE(c);
+    auto t0 = std::chrono::steady_clock::now();
+    ProcessResult r = c->wait(std::chrono::milliseconds(200));
+    CHECK(r.timed_out);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+  SECTION("a child that exited cannot take stdin: false, not SIGPIPE") {
+    auto old = std::signal(SIGPIPE, SIG_IGN); // as the CLI does
+    auto c = Child::start({.argv = {"sh", "-c", "exec 0<&-; exit 0"}});
+    REQUIRE(c);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(c->write_stdin(std::string(1 << 20, 'x')));
+    CHECK(c->wait(std::chrono::seconds(10)).exit_code == 0);
+    std::signal(SIGPIPE, old);
+  }
+  SECTION("destroyed unwaited: killed and reaped (no process left)") {
+    const fs::path pidfile = fs::absolute("child.pid");
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      auto c = Child::start(
+          {.argv = {"sh", "-c", "echo $$ > " + pidfile.string() + ".tmp; mv " + pidfile.string() +
+                                    ".tmp " + pidfile.string() + "; exec sleep 30"}});
+      REQUIRE(c);
+      for (int i = 0; i < 100 && !fs::exists(pidfile); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+    auto text = read_file(pidfile);
+    REQUIRE(text);
+    const pid_t pid = static_cast<pid_t>(std::stol(*text));
+    CHECK(pid > 0);
+    // Reaped: no such process (a zombie would still answer kill 0).
+    CHECK(::kill(pid, 0) == -1);
+    CHECK(errno == ESRCH);
+  }
+  SECTION("a program that does not exist: an error at start") {
+    CHECK_FALSE(Child::start({.argv = {"/nonexistent/program"}}));
+  }
 }
 
 TEST_CASE("string helpers", "[util][strings]") {

@@ -146,6 +146,60 @@ TEST_CASE("runtime probe: dependencies, crashes, foreign libraries", "[validate]
   }
 }
 
+TEST_CASE("warm runtime probe: started before its files exist, judged as the plain one",
+          "[validate]") {
+  HelperEnv env;
+  const HeaderVersion v{9, 1, 0};
+  auto start = [&](const fs::path& root) {
+    auto w = smoke::WarmProbe::start(validate::probe_request(fs::absolute(root / "lib"), v));
+    REQUIRE(w);
+    return std::move(*w);
+  };
+  SECTION("all agree; the warm-up is reported") {
+    fs::path root = fs::absolute("wrt-good");
+    auto w = start(root);
+    CHECK_FALSE(fs::exists(root)); // nothing there yet: the child waits
+    auto lib = make_lib_tree(root, v);
+    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    auto verdict = validate::judge_probe(p, v);
+    INFO(all(verdict));
+    CHECK(verdict.problems.empty());
+    CHECK(verdict.summary.find("4 version checks returned 0") != std::string::npos);
+    CHECK(p.warm_ms.has_value()); // the fake driver (or none) answered before "go"
+    CHECK(p.loaded.size() == 8);
+  }
+  SECTION("cudnnGetVersion disagrees: the same problem as the plain probe") {
+    fs::path root = fs::absolute("wrt-getversion");
+    auto w = start(root);
+    auto lib = make_lib_tree(root, v, {.getversion = 90000});
+    auto verdict = validate::judge_probe(w.run(std::chrono::seconds(30)), v);
+    REQUIRE(verdict.problems.size() == 1);
+    CHECK(verdict.problems[0].problem ==
+          "cudnnGetVersion() returns 90000, but the release is 9.1.0 (90100)");
+  }
+  SECTION("a constructor that crashes: named, as by the plain probe") {
+    fs::path root = fs::absolute("wrt-crash");
+    auto w = start(root);
+    auto lib = make_lib_tree(root, v);
+    fs::remove(lib / "libcudnn_adv.so.9.1.0");
+    compile_lib(lib, "libcudnn_adv.so.9.1.0", "libcudnn_adv.so.9",
+                "#include <signal.h>\n__attribute__((constructor)) static void boom(void) { "
+                "raise(SIGBUS); }\n");
+    auto verdict = validate::judge_probe(w.run(std::chrono::seconds(30)), v);
+    REQUIRE(verdict.problems.size() == 1);
+    CHECK(verdict.problems[0].file == "lib/libcudnn_adv.so.9");
+  }
+  SECTION("never run (the install failed first): the child ends without loading anything") {
+    fs::path root = fs::absolute("wrt-unrun");
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      auto w = start(root);
+      (void)make_lib_tree(root, v);
+    }
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+}
+
 TEST_CASE("judge_probe on synthetic results", "[validate]") {
   smoke::ProbeResult p;
   p.completed = false;

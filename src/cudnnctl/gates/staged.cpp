@@ -84,11 +84,29 @@ Result<validate::HeaderVersion> check_header(Env& env, Findings& out, const fs::
   return *found;
 }
 
-Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validate::HeaderVersion& v,
-                     const std::string& platform) {
+bool same_request(const smoke::ProbeRequest& a, const smoke::ProbeRequest& b) {
+  return a.dir == b.dir && a.shim == b.shim && a.load == b.load && a.checks == b.checks;
+}
+
+bool machine_matches(const std::string& platform) {
   auto host = validate::host_machine();
   auto want = validate::platform_machine(platform);
-  if (!host || !want || *host != *want) {
+  return host && want && *host == *want;
+}
+
+Result<validate::HeaderVersion> wanted_version(const manifest::Selection& selection) {
+  TRY_ASSIGN(manifest::Version mv, manifest::Version::parse(selection.version));
+  if (mv.parts.size() < 3) {
+    return fail(ErrorCode::usage, "manifest version " + selection.version + " has no X.Y.Z");
+  }
+  return validate::HeaderVersion{static_cast<int>(mv.parts[0]), static_cast<int>(mv.parts[1]),
+                                 static_cast<int>(mv.parts[2])};
+}
+
+Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validate::HeaderVersion& v,
+                     const std::string& platform) {
+  if (!machine_matches(platform)) {
+    auto want = validate::platform_machine(platform);
     std::string why = "runtime probe skipped: " + platform + " libraries (" +
                       (want ? elf::machine_name(*want) : std::string("unknown machine")) +
                       ") cannot be loaded on this host";
@@ -96,8 +114,19 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
     out.check("runtime", "skipped", why);
     return {};
   }
-  TRY_ASSIGN(smoke::ProbeResult probe,
-             smoke::run_probe(validate::probe_request(fs::absolute(lib), v), env.smoke_timeout()));
+  const smoke::ProbeRequest request = validate::probe_request(fs::absolute(lib), v);
+  smoke::ProbeResult probe;
+  if (env.warm_probe && same_request(env.warm_probe->request(), request)) {
+    probe = env.warm_probe->run(env.smoke_timeout());
+    env.warm_probe = nullptr;
+    if (probe.warm_ms && probe.warm_driver) {
+      env.notes.info("runtime probe: the driver was initialised beside the download (" +
+                         std::to_string(static_cast<long>(*probe.warm_ms)) + " ms)",
+                     2);
+    }
+  } else {
+    TRY_ASSIGN(probe, smoke::run_probe(request, env.smoke_timeout()));
+  }
   auto verdict = validate::judge_probe(probe, v);
   for (const auto& w : verdict.warnings) {
     env.notes.warn(w);
@@ -112,17 +141,32 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
 
 } // namespace
 
+std::optional<smoke::WarmProbe> start_runtime_probe(const fs::path& tree,
+                                                    const manifest::Selection& selection,
+                                                    const std::vector<std::string>& components_arg,
+                                                    std::string& why) {
+  std::vector<std::string> components =
+      components_arg.empty() ? store::default_components() : components_arg;
+  auto want = wanted_version(selection);
+  if (!has(components, "runtime") || !want || !validate::library_set_known(*want) ||
+      !machine_matches(selection.platform)) {
+    why = "no runtime probe for these components or this platform";
+    return std::nullopt;
+  }
+  auto probe = smoke::WarmProbe::start(validate::probe_request(fs::absolute(tree / "lib"), *want));
+  if (!probe) {
+    why = probe.error().full_message();
+    return std::nullopt;
+  }
+  return std::move(*probe);
+}
+
 Status validate_staged(Env& env, const std::filesystem::path& tree,
                        const manifest::Selection& selection,
                        const std::vector<std::string>& components_arg, Findings& out) {
   std::vector<std::string> components =
       components_arg.empty() ? store::default_components() : components_arg;
-  TRY_ASSIGN(manifest::Version mv, manifest::Version::parse(selection.version));
-  if (mv.parts.size() < 3) {
-    return fail(ErrorCode::usage, "manifest version " + selection.version + " has no X.Y.Z");
-  }
-  validate::HeaderVersion want{static_cast<int>(mv.parts[0]), static_cast<int>(mv.parts[1]),
-                               static_cast<int>(mv.parts[2])};
+  TRY_ASSIGN(validate::HeaderVersion want, wanted_version(selection));
   if (has(components, "headers")) {
     TRY(check_header(env, out, tree, want, selection.version));
   }

@@ -421,8 +421,17 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
   TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
   TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
   std::optional<Timing> timing;
+  // The runtime probe's child starts now: the NVIDIA driver's initialisation (the version
+  // checks need it) runs beside the pass instead of after it.
+  std::string no_warm;
+  std::optional<smoke::WarmProbe> warm =
+      gates::start_runtime_probe(staging.path(), r.selection, components, no_warm);
+  if (!warm) {
+    ctx.info("runtime probe: not started beside the download (" + no_warm + ")", 2);
+  }
   TRY_ASSIGN(Streamed s, stream_best(ctx, tx, staging.path(), o, r, components, timing, ref)); // 3
   gates::Env env = gates_env(ctx);
+  env.warm_probe = warm ? &*warm : nullptr;
   TRY(gates::validate_staged(env, staging.path(), r.selection, components, findings)); // 4
   (*timing)("validated");
   store::EntryInfo info = entry_info(name, r.selection, components, s);

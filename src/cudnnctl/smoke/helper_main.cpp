@@ -20,6 +20,10 @@
 //       order), report cudnnGetVersion, call each version-check FUNCTION found in FILE, and
 //       list every libcudnn* loaded from outside DIR. Lines carry "event": "loading",
 //       "loaded", "error", "version", "check", "foreign", "done".
+//       With --warm: first load the NVIDIA driver and cuInit (what the version checks do
+//       anyway, 0.2 s on an H200), say {"event": "warm", "driver", "ms"}, then wait for a
+//       line "go" on stdin before loading anything; end of input instead: {"event":
+//       "cancelled"}, exit 2. The parent starts it before the files exist (docs/GPU.md).
 //   cudnnctl-smoke --which SONAME...
 //       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
 //       gives no LD_LIBRARY_PATH) and print {"soname", "path", "real"} or {"soname", "error"}.
@@ -59,7 +63,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "cudnnctl-smoke: %s\n"
                "usage: cudnnctl-smoke --smoke /abs/libcudnn.so.N [--expect NNNNN]\n"
-               "       cudnnctl-smoke --probe DIR --shim FILE [--load FILE]... "
+               "       cudnnctl-smoke --probe DIR --shim FILE [--warm] [--load FILE]... "
                "[--check FILE:FUNCTION]...\n"
                "       cudnnctl-smoke --which SONAME...\n"
                "       cudnnctl-smoke --gpus\n",
@@ -249,10 +253,29 @@ int run_smoke(const std::string& shim, long long expect) {
   return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
 }
 
+// --probe --warm: the driver's initialisation before the files exist, then "go" on stdin.
+bool warm_then_wait() {
+  auto t0 = std::chrono::steady_clock::now();
+  CudaDriver cuda;
+  std::string why;
+  const bool loaded = load_driver(cuda, why);
+  const bool ready = loaded && cuda.cuInit(0) == k_cuda_success;
+  JsonLine().str("event", "warm").boolean("driver", ready).real("ms", ms_since(t0)).print();
+  char line[16] = {0};
+  if (!std::fgets(line, sizeof line, stdin) || std::strncmp(line, "go", 2) != 0) {
+    JsonLine().str("event", "cancelled").print();
+    return false;
+  }
+  return true;
+}
+
 int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
-              const std::vector<std::string>& checks) {
+              const std::vector<std::string>& checks, bool warm) {
   if (dir.empty() || dir[0] != '/' || shim.empty()) {
     return usage("--probe needs an absolute DIR and --shim FILE");
+  }
+  if (warm && !warm_then_wait()) {
+    return k_exit_usage;
   }
   bool ok = true;
   std::vector<std::pair<std::string, void*>> handles;
@@ -376,6 +399,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> load;
   std::vector<std::string> checks;
   std::vector<std::string> rest;
+  bool warm = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -388,6 +412,8 @@ int main(int argc, char** argv) {
       target = v;
     } else if (a == "--which" || a == "--gpus") {
       mode = a;
+    } else if (a == "--warm") {
+      warm = true;
     } else if (a == "--shim" || a == "--load" || a == "--check" || a == "--expect") {
       const char* v = value();
       if (!v) {
@@ -415,11 +441,14 @@ int main(int argc, char** argv) {
       rest.push_back(a);
     }
   }
+  if (warm && mode != "--probe") {
+    return usage("--warm goes with --probe");
+  }
   if (mode == "--smoke" && rest.empty()) {
     return run_smoke(target, expect);
   }
   if (mode == "--probe" && rest.empty()) {
-    return run_probe(target, shim, load, checks);
+    return run_probe(target, shim, load, checks, warm);
   }
   if (mode == "--which" && !rest.empty()) {
     return run_which(rest);

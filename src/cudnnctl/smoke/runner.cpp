@@ -358,6 +358,9 @@ ProbeResult parse_probe(const util::ProcessResult& p, std::chrono::seconds timeo
       r.foreign.push_back(str_of(j, "path"));
     } else if (ev == "done") {
       r.completed = true;
+    } else if (ev == "warm") {
+      r.warm_ms = j.value("ms", 0.0);
+      r.warm_driver = j.value("driver", false);
     }
   }
   if (!r.completed) {
@@ -371,7 +374,9 @@ ProbeResult parse_probe(const util::ProcessResult& p, std::chrono::seconds timeo
   return r;
 }
 
-Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds timeout) {
+namespace {
+
+std::vector<std::string> probe_args(const ProbeRequest& req) {
   std::vector<std::string> args = {"--probe", req.dir.string(), "--shim", req.shim};
   for (const auto& f : req.load) {
     args.push_back("--load");
@@ -381,8 +386,34 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds time
     args.push_back("--check");
     args.push_back(file + ":" + function);
   }
-  TRY_ASSIGN(util::ProcessResult p, run_helper(args, timeout));
+  return args;
+}
+
+} // namespace
+
+Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds timeout) {
+  TRY_ASSIGN(util::ProcessResult p, run_helper(probe_args(req), timeout));
   return parse_probe(p, timeout);
+}
+
+Result<WarmProbe> WarmProbe::start(const ProbeRequest& request) {
+  TRY_ASSIGN(std::string helper, find_helper());
+  util::ProcessOptions o;
+  o.argv = probe_args(request);
+  o.argv.insert(o.argv.begin(), helper);
+  o.argv.push_back("--warm");
+  o.env = helper_env();
+  TRY_ASSIGN(util::Child child, util::Child::start(o));
+  return WarmProbe(request, std::move(child));
+}
+
+ProbeResult WarmProbe::run(std::chrono::seconds timeout) {
+  // A child that is gone already (crashed while warming) cannot take "go": its output and
+  // exit status say what happened.
+  (void)m_child.write_stdin("go\n");
+  m_child.close_stdin();
+  return parse_probe(m_child.wait(std::chrono::duration_cast<std::chrono::milliseconds>(timeout)),
+                     timeout);
 }
 
 Result<WhichResult> run_which(const std::string& soname, std::chrono::seconds timeout) {

@@ -126,6 +126,8 @@ struct ProbeResult {
   std::string crashed_in;           // file being loaded when the output stopped
   std::string process;              // "exit status 1", "killed by signal 7 (Bus error)"
   bool process_ok = false;
+  std::optional<double> warm_ms; // a WarmProbe's driver initialisation (ms), before "go"
+  bool warm_driver = false;      // ... and whether a driver answered cuInit then
 };
 
 struct ProbeRequest {
@@ -139,6 +141,26 @@ ProbeResult parse_probe(const util::ProcessResult& process, std::chrono::seconds
 
 [[nodiscard]] Result<ProbeResult> run_probe(const ProbeRequest& request,
                                             std::chrono::seconds timeout);
+
+// The runtime probe started before its files exist (install starts it beside the one pass):
+// `cudnnctl-smoke --probe ... --warm` initialises the NVIDIA driver meanwhile (what the
+// version checks would do, on the critical path, after the pass) and waits; run() lets it load
+// the files and judges its output as run_probe does, `timeout` counting from then. Destroyed
+// without run(): the child's stdin ends (it exits without loading anything) and it is reaped.
+class WarmProbe {
+public:
+  // Errors only when the helper cannot be found or started (ErrorCode::environment).
+  [[nodiscard]] static Result<WarmProbe> start(const ProbeRequest& request);
+  [[nodiscard]] const ProbeRequest& request() const { return m_request; }
+  // Once only.
+  [[nodiscard]] ProbeResult run(std::chrono::seconds timeout);
+
+private:
+  WarmProbe(ProbeRequest request, util::Child child)
+      : m_request(std::move(request)), m_child(std::move(child)) {}
+  ProbeRequest m_request;
+  util::Child m_child;
+};
 
 // --- Loader check (root "/") ---
 

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 namespace cudnnctl::util {
 
@@ -31,16 +32,34 @@ std::string self_exe() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-Result<ProcessResult> run_process(const ProcessOptions& options) {
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+} // namespace
+
+Result<Child> Child::start(const ProcessOptions& options) {
   if (options.argv.empty()) {
     return fail(ErrorCode::internal, "run_process: empty argv");
   }
+  int in_pipe[2];
   int out_pipe[2];
   int err_pipe[2];
   int exec_pipe[2]; // reports exec failure to the parent
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
+    return fail_errno("pipe", errno);
+  }
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
       ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    return fail_errno("pipe", errno);
+    int e = errno;
+    ::close(in_pipe[0]);
+    ::close(in_pipe[1]);
+    return fail_errno("pipe", e);
   }
   std::vector<char*> argv;
   for (const auto& a : options.argv) {
@@ -57,16 +76,18 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
 
   pid_t pid = ::fork();
   if (pid < 0) {
-    return fail_errno("fork", errno);
+    int e = errno;
+    for (int* p : {in_pipe, out_pipe, err_pipe, exec_pipe}) {
+      ::close(p[0]);
+      ::close(p[1]);
+    }
+    return fail_errno("fork", e);
   }
   if (pid == 0) {
     ::setpgid(0, 0);
+    ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) {
-      ::dup2(devnull, 0);
-    }
     ::signal(SIGPIPE, SIG_DFL);
     ::signal(SIGXFSZ, SIG_DFL);
     if (options.env) {
@@ -79,15 +100,68 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);
+  // exec succeeded when the pipe closes without a word (O_CLOEXEC); else the child's errno.
+  int exec_err = 0;
+  ssize_t n;
+  while ((n = ::read(exec_pipe[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR) {
+  }
+  ::close(exec_pipe[0]);
+  Child child(pid, in_pipe[1], out_pipe[0], err_pipe[0], options.max_output);
+  if (n == static_cast<ssize_t>(sizeof exec_err)) {
+    (void)child.wait(std::chrono::milliseconds(0)); // reaps the failed child
+    return fail_errno("cannot run " + options.argv[0], exec_err);
+  }
+  return child;
+}
 
+Child::Child(Child&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_in(std::exchange(other.m_in, -1)),
+      m_out(std::exchange(other.m_out, -1)), m_err(std::exchange(other.m_err, -1)),
+      m_max_output(other.m_max_output) {}
+
+Child::~Child() {
+  close_stdin();
+  if (m_pid > 0) {
+    ::kill(-m_pid, SIGKILL);
+    (void)wait(std::chrono::milliseconds(0));
+  }
+  close_fd(m_out);
+  close_fd(m_err);
+}
+
+bool Child::write_stdin(std::string_view data) {
+  while (!data.empty() && m_in >= 0) {
+    ssize_t n = ::write(m_in, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return data.empty();
+}
+
+void Child::close_stdin() {
+  close_fd(m_in);
+}
+
+ProcessResult Child::wait(std::chrono::milliseconds timeout) {
   ProcessResult result;
-  auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  if (m_pid <= 0) {
+    result.timed_out = true; // waited before: nothing more to say
+    return result;
+  }
+  const pid_t pid = m_pid;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  struct pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
-  int open_count = 2;
+  int open_count = (m_out >= 0) + (m_err >= 0);
   char buf[65536];
   while (open_count > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -105,7 +179,7 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
         ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
         if (n > 0) {
-          if (sinks[i]->size() < options.max_output) {
+          if (sinks[i]->size() < m_max_output) {
             sinks[i]->append(buf, static_cast<size_t>(n));
           }
         } else if (n == 0 || (n < 0 && errno != EINTR)) {
@@ -116,23 +190,16 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
       }
     }
   }
-  for (auto& f : fds) {
-    if (f.fd >= 0) {
-      ::close(f.fd);
-    }
-  }
+  close_fd(m_out);
+  close_fd(m_err);
+  close_stdin();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  m_pid = -1;
   // A grandchild that kept the group alive after a timeout is gone too.
   if (result.timed_out) {
     ::kill(-pid, SIGKILL);
-  }
-  int exec_err = 0;
-  ssize_t n = ::read(exec_pipe[0], &exec_err, sizeof exec_err);
-  ::close(exec_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof exec_err)) {
-    return fail_errno("cannot run " + options.argv[0], exec_err);
   }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
@@ -140,6 +207,12 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
     result.term_signal = WTERMSIG(status);
   }
   return result;
+}
+
+Result<ProcessResult> run_process(const ProcessOptions& options) {
+  TRY_ASSIGN(Child child, Child::start(options));
+  child.close_stdin(); // end of file at once, as /dev/null gave before
+  return child.wait(options.timeout);
 }
 
 } // namespace cudnnctl::util

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <sys/types.h>
 #include <vector>
 
 namespace cudnnctl::util {
@@ -36,6 +38,38 @@ struct ProcessResult {
 // Runs the child in its own process group; on timeout the whole group gets SIGKILL.
 // Errors only when the child cannot be started (ErrorCode::environment).
 [[nodiscard]] Result<ProcessResult> run_process(const ProcessOptions& options);
+
+// A child started now and waited for later (the runtime probe started before the one pass):
+// its stdin is a pipe the parent writes to, stdout and stderr are captured as by run_process
+// (options.timeout is not used: wait() takes its own). Not waited for: the destructor closes
+// stdin, kills the child's process group and reaps it.
+class Child {
+public:
+  // Errors only when the child cannot be started (ErrorCode::environment).
+  [[nodiscard]] static Result<Child> start(const ProcessOptions& options);
+  Child(Child&& other) noexcept;
+  Child& operator=(Child&&) = delete;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child();
+
+  // All of `data` to the child's stdin; false when it cannot take it (it exited or closed
+  // stdin: SIGPIPE is ignored by the caller, so EPIPE comes back here).
+  [[nodiscard]] bool write_stdin(std::string_view data);
+  void close_stdin();
+  // Collects the output until the child closes both pipes or `timeout` (from now) passes
+  // (then its process group gets SIGKILL), and reaps it. Once only.
+  [[nodiscard]] ProcessResult wait(std::chrono::milliseconds timeout);
+
+private:
+  Child(pid_t pid, int in, int out, int err, size_t max_output)
+      : m_pid(pid), m_in(in), m_out(out), m_err(err), m_max_output(max_output) {}
+  pid_t m_pid = -1; // -1 once reaped
+  int m_in = -1;
+  int m_out = -1;
+  int m_err = -1;
+  size_t m_max_output = 0;
+};
 
 // Path of the running executable (/proc/self/exe).
 [[nodiscard]] std::string self_exe();
