@@ -20,9 +20,14 @@ echo "archive built in $(python3 -c "import time; print('%.1f' % (time.time() - 
 echo "== GPU inventory child (cudnnctl-smoke --gpus), 3 times"
 for i in 1 2 3; do /usr/bin/env time -f "%e s wall" "$C/cudnnctl-smoke" --gpus >/dev/null; done 2>&1
 for i in 1 2; do /usr/bin/env time -f "nvidia-smi %e s wall" nvidia-smi --query-gpu=compute_cap --format=csv,noheader; done 2>&1
-echo "== bench.py --only repack --runs 3"
-python3 "$R/bench/bench.py" --cudnnctl "$C/cudnnctl" --mirror "$M" --stub-mirror "$C/stub" \
-  --out "$O/bench" --runs 3 --only repack --tmp /tmp
+grep -o -w -m1 -E "sha_ni|sha" /proc/cpuinfo | head -1 | sed 's/^/cpu flag: /'
+openssl speed -evp sha256 -bytes 1048576 -seconds 1 2>/dev/null | tail -1
+# BINS="cudnnctl.before cudnnctl": both binaries of .carry/d21, one after the other.
+for b in ${BINS:-cudnnctl}; do
+  echo "== bench.py --only repack --runs 3: $b"
+  python3 "$R/bench/bench.py" --cudnnctl "$C/$b" --mirror "$M" --stub-mirror "$C/stub" \
+    --out "$O/bench-$b" --runs 3 --only repack --tmp /tmp
+done
 echo "== stamped -vv installs from a file:// site, and the probe's loads"
 PYTHONUNBUFFERED=1 python3 "$R/docs/gpu-runs/2026-12-02-repack2/stamp.py" "$C" "$M" /tmp/r21s
 echo "== done $(date -u)"; uptime

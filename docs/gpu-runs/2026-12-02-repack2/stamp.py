@@ -48,6 +48,18 @@ for l, f in (("graph", "Graph"), ("ops", "Ops"), ("cnn", "Cnn"), ("adv", "Adv"))
 for i in range(3):
     print("== probe %d (stamped JSON lines)" % i)
     stamped(argv)
+print("== warm probe (--warm; 'go' after 0.5 s), stamped")
+t0 = time.monotonic()
+p = subprocess.Popen(argv + ["--warm"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
+time.sleep(0.5)
+print("%7.3f go" % (time.monotonic() - t0))
+p.stdin.write("go\n"); p.stdin.close()
+for line in p.stdout:
+    if '"loading"' not in line:
+        print("%7.3f %s" % (time.monotonic() - t0, line.rstrip()[:200]))
+p.wait()
+print("%7.3f exit %d" % (time.monotonic() - t0, p.returncode))
 code = r'''
 import ctypes, sys, time
 def now(): return time.monotonic()
