@@ -13,6 +13,8 @@
  * namespace). Lines "key=value" or "key.I=value" (I = physical GPU index):
  *   devices=N      number of GPUs (default 1)
  *   init=ERR       cuInit returns ERR (e.g. 100 = CUDA_ERROR_NO_DEVICE)
+ *   initms=MS      cuInit first sleeps MS milliseconds (a real driver's initialisation takes
+ *                  about 0.3 s: the e2e tests of install's late GPU check, issue 21)
  *   prohibited=I   GPU I is in compute-prohibited mode
  *   ctxfail=I      creating a context on GPU I fails (46 = CUDA_ERROR_DEVICE_UNAVAILABLE)
  *   oom=I          every allocation on GPU I fails (2 = CUDA_ERROR_OUT_OF_MEMORY)
@@ -53,7 +55,7 @@ struct gpu {
   unsigned long long used;
 };
 
-static int g_loaded, g_devices = 1, g_init, g_prohibited = -1, g_ctxfail = -1, g_oom = -1,
+static int g_loaded, g_devices = 1, g_init, g_initms, g_prohibited = -1, g_ctxfail = -1, g_oom = -1,
                      g_crash = -1, g_hang = -1;
 static struct gpu g_gpu[MAX_GPUS];
 static char g_kernel[64] = "580.65.06";
@@ -138,6 +140,8 @@ static void load_config(void) {
       g_devices = v > MAX_GPUS ? MAX_GPUS : v;
     else if (!strcmp(line, "init"))
       g_init = v;
+    else if (!strcmp(line, "initms"))
+      g_initms = v;
     else if (!strcmp(line, "prohibited"))
       g_prohibited = v;
     else if (!strcmp(line, "ctxfail"))
@@ -186,6 +190,8 @@ static int phys(CUdevice d) {
 CUresult cuInit(unsigned int flags) {
   (void)flags;
   load_config();
+  if (g_initms > 0)
+    usleep((useconds_t)g_initms * 1000);
   return g_init;
 }
 CUresult cuDriverGetVersion(int* v) {

@@ -9,8 +9,12 @@
 namespace cudnnctl::gates {
 
 std::string check_gpu_arch(Env& env, const manifest::Selection& sel, Findings& out) {
+  return judge_gpu_arch(env, sel, gpu::inventory(env.smoke_timeout()), out);
+}
+
+std::string judge_gpu_arch(Env& env, const manifest::Selection& sel,
+                           const Result<gpu::Inventory>& inv, Findings& out) {
   const std::string build = "cuDNN " + sel.version + " for CUDA " + std::to_string(sel.cuda_major);
-  auto inv = gpu::inventory(env.smoke_timeout());
   if (!inv) {
     std::string w = "GPU compute capability not checked: " + inv.error().message;
     env.notes.warn(w);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compute-capability gate (issue 17): before anything is downloaded or switched, every
+// The compute-capability gate (issue 17): before anything is switched (and, unless install's
+// inventory is still coming when the download starts, issue 21, before the download), every
 // GPU the node shows (cudnnctl-smoke --gpus) is judged against the build's device code
 // (manifests/gpu_support.json through gpu::check_support). Kept apart from the toolkit and
 // driver checks of requirements.cpp, which calls it.
 #pragma once
 
 #include "gates/findings.hpp"
+#include "gpu/inventory.hpp"
 #include "manifest/manifest.hpp"
 #include "util/result.hpp"
 
@@ -22,6 +24,10 @@ namespace cudnnctl::gates {
 // The caller turns a refusal into exit 7 unless --force.
 [[nodiscard]] std::string check_gpu_arch(Env& env, const manifest::Selection& selection,
                                          Findings& out);
+
+// check_gpu_arch on an inventory already taken (install's gpu::InventoryPrefetch, issue 21).
+[[nodiscard]] std::string judge_gpu_arch(Env& env, const manifest::Selection& selection,
+                                         const Result<gpu::Inventory>& inventory, Findings& out);
 
 // `use` of a stored entry: check_gpu_arch, its refusal as ErrorCode::requirement (exit 7),
 // or with --force a warning (check "compatibility" as install records it).

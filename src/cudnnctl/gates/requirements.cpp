@@ -129,6 +129,23 @@ Status check_gpu_usage(const Demands& d) {
   return {};
 }
 
+// The refusals of the compatibility checks: exit 7, or with --force warnings.
+Status refuse(Env& env, const std::vector<std::string>& refusals, Findings& out) {
+  if (refusals.empty()) {
+    return {};
+  }
+  std::string msg = util::join(refusals, "; ");
+  if (!env.force) {
+    out.check("compatibility", "failed", msg);
+    return fail(ErrorCode::requirement, msg + " (--force installs it anyway)");
+  }
+  for (const auto& r : refusals) {
+    env.notes.warn("--force: " + r);
+  }
+  out.check("compatibility", "warning", "overridden by --force: " + msg);
+  return {};
+}
+
 } // namespace
 
 Status check_gpu_demand(Env& env, const Demands& d, Findings& out) {
@@ -136,8 +153,8 @@ Status check_gpu_demand(Env& env, const Demands& d, Findings& out) {
   return d.require_gpu ? check_gpu(env, out) : Status{};
 }
 
-Status check_requirements(Env& env, const manifest::Selection& sel, const Demands& d,
-                          Findings& out) {
+Status check_requirements(Env& env, const manifest::Selection& sel, const Demands& d, Findings& out,
+                          gpu::InventoryPrefetch* gpus) {
   TRY(check_gpu_usage(d));
   out.requirements.checked = true;
   std::vector<std::string> refusals;
@@ -147,21 +164,31 @@ Status check_requirements(Env& env, const manifest::Selection& sel, const Demand
   if (auto r = check_driver(env, sel, out); !r.empty()) {
     refusals.push_back(r);
   }
-  if (auto r = check_gpu_arch(env, sel, out); !r.empty()) {
+  // The inventory still coming, nothing else refused, no --require-gpu (which needs it now):
+  // the compute-capability check is left to finish_gpu_arch.
+  const bool later =
+      gpus && gpus->pending() && !gpus->ready() && refusals.empty() && !d.require_gpu;
+  if (!later) {
+    auto r = gpus && gpus->pending() ? judge_gpu_arch(env, sel, gpus->take(), out)
+                                     : check_gpu_arch(env, sel, out);
+    if (!r.empty()) {
+      refusals.push_back(r);
+    }
+  }
+  TRY(refuse(env, refusals, out));
+  return d.require_gpu ? check_gpu(env, out) : Status{};
+}
+
+Status finish_gpu_arch(Env& env, const manifest::Selection& sel, gpu::InventoryPrefetch& gpus,
+                       Findings& out) {
+  if (!gpus.pending()) {
+    return {};
+  }
+  std::vector<std::string> refusals;
+  if (auto r = judge_gpu_arch(env, sel, gpus.take(), out); !r.empty()) {
     refusals.push_back(r);
   }
-  if (!refusals.empty()) {
-    std::string msg = util::join(refusals, "; ");
-    if (!env.force) {
-      out.check("compatibility", "failed", msg);
-      return fail(ErrorCode::requirement, msg + " (--force installs it anyway)");
-    }
-    for (const auto& r : refusals) {
-      env.notes.warn("--force: " + r);
-    }
-    out.check("compatibility", "warning", "overridden by --force: " + msg);
-  }
-  return d.require_gpu ? check_gpu(env, out) : Status{};
+  return refuse(env, refusals, out);
 }
 
 } // namespace cudnnctl::gates

@@ -491,8 +491,8 @@ std::vector<DpkgPackage> report_dpkg_cudnn(Context& ctx) {
   return list;
 }
 
-Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out,
-                            Outcome& outcome) {
+Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out, Outcome& outcome,
+                            const std::function<Status()>& before_adopting) {
   out.dpkg = report_dpkg_cudnn(ctx);
   if (!ctx.config().manage_cuda_home || ctx.user_mode()) { // --user: no CUDA-home links
     return {};
@@ -538,6 +538,9 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
                std::move(files));
     warn_plan(ctx, plan, false);
     return {};
+  }
+  if (before_adopting) {
+    TRY(before_adopting());
   }
   ctx.info("found " + std::to_string(plan.files.size()) + " cuDNN files (cuDNN " + plan.version +
            ") in " + plan.home.string() +

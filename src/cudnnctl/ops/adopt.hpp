@@ -14,6 +14,7 @@
 #include "ops/context.hpp"
 #include "txn/transaction.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,8 +115,11 @@ struct PreInstall {
 // installed/held cuDNN packages of dpkg. No-op when there is nothing to adopt or
 // manage_cuda_home is false; under --dry-run it says what it would adopt. An adoption that
 // cannot be done (unknown version, conflicting copies) fails the install. The adoption's
-// switch is recorded in `outcome` (changed, active, previous).
+// switch is recorded in `outcome` (changed, active, previous). `before_adopting`, when set,
+// runs right before an adoption is carried out (install's compute-capability check still
+// pending, issue 21: a refusal must come before anything changes); its error stops it.
 [[nodiscard]] Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out,
-                                          Outcome& outcome);
+                                          Outcome& outcome,
+                                          const std::function<Status()>& before_adopting = {});
 
 } // namespace cudnnctl::ops

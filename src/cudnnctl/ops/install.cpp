@@ -7,6 +7,7 @@
 #include "gates/recall.hpp"
 #include "gates/requirements.hpp"
 #include "gates/staged.hpp"
+#include "gpu/prefetch.hpp"
 #include "manifest/pins.hpp"
 #include "ops/offline.hpp"
 #include "ops/plan.hpp"
@@ -114,6 +115,35 @@ void say_pass_threads(const Context& ctx, const release::StreamExtractor& extrac
   }
   ctx.info(line, 2);
 }
+
+// The compute-capability check whose inventory (cudnnctl-smoke --gpus, started before the
+// release was resolved) was not in yet at check_requirements (issue 21). settle() waits for it
+// and judges it (gates::finish_gpu_arch); a refusal is remembered, so that install_new undoes
+// the transaction as if it had never begun and leaves the cache as it was.
+struct LateGpuCheck {
+  gpu::InventoryPrefetch* gpus = nullptr;
+  const manifest::Selection* selection = nullptr;
+  bool refused = false;
+
+  [[nodiscard]] bool pending() const { return gpus && gpus->pending(); }
+  // Nothing pending: no-op. `said`: the -v line that says when the check was judged.
+  Status settle(Context& ctx, gates::Findings& findings, const char* said = nullptr) {
+    if (!pending()) {
+      return {};
+    }
+    gates::Env env = gates_env(ctx);
+    Status st = gates::finish_gpu_arch(env, *selection, *gpus, findings);
+    refused = !st;
+    if (said) {
+      auto c = std::find_if(findings.checks.begin(), findings.checks.end(),
+                            [](const gates::Check& k) { return k.name == "gpu-arch"; });
+      if (c != findings.checks.end()) {
+        ctx.info(std::string(said) + c->message, 1);
+      }
+    }
+    return st;
+  }
+};
 
 struct Streamed {
   std::vector<archive::Entry> entries;
@@ -417,7 +447,8 @@ store::EntryInfo entry_info(const std::string& name, const manifest::Selection& 
 // sealed tree published as the store entry.
 Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
                    const release::Resolved& r, const std::vector<std::string>& components,
-                   const std::string& name, gates::Findings& findings, ArchiveRef& ref) {
+                   const std::string& name, gates::Findings& findings, ArchiveRef& ref,
+                   LateGpuCheck& gpus) {
   TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
   TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
   std::optional<Timing> timing;
@@ -429,7 +460,18 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
   if (!warm) {
     ctx.info("runtime probe: not started beside the download (" + no_warm + ")", 2);
   }
-  TRY_ASSIGN(Streamed s, stream_best(ctx, tx, staging.path(), o, r, components, timing, ref)); // 3
+  auto streamed = stream_best(ctx, tx, staging.path(), o, r, components, timing, ref); // 3
+  if (gpus.pending()) {
+    // The compute-capability check that was still waiting for the GPU inventory: judged now,
+    // before anything is validated. Its refusal stands also for a pass that failed (the
+    // build could not have been installed anyway).
+    Status judged = gpus.settle(ctx, findings, "GPU check finished during the download: ");
+    if (timing) {
+      (*timing)("gpu check joined");
+    }
+    TRY(std::move(judged));
+  }
+  TRY_ASSIGN(Streamed s, std::move(streamed));
   gates::Env env = gates_env(ctx);
   env.warm_probe = warm ? &*warm : nullptr;
   TRY(gates::validate_staged(env, staging.path(), r.selection, components, findings)); // 4
@@ -453,7 +495,7 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
 // The new entry as one transaction (protocol table, steps 1 to 12).
 Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
                    const release::Resolved& r, const std::vector<std::string>& components,
-                   const std::string& name, InstallResult& out) {
+                   const std::string& name, InstallResult& out, LateGpuCheck& gpus) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   TRY_ASSIGN(std::string slot,
              switch_slot(ctx, view, r.selection.version, r.selection.cuda_major, o.alongside));
@@ -462,7 +504,18 @@ Status install_new(Context& ctx, const txn::Lock& lock, const InstallOptions& o,
   TRY_ASSIGN(auto tx, txn::Transaction::begin(lock, ctx.site(), std::move(intent))); // 1
   ArchiveRef ignored;
   ArchiveRef& ref = out.archive ? *out.archive : ignored;
-  TRY(tx.step(build_entry(ctx, tx, o, r, components, name, out.findings, ref))); // 2-6
+  const auto cache_before = gpus.pending() ? store::cache_names(ctx.layout()) : std::nullopt;
+  Status built = build_entry(ctx, tx, o, r, components, name, out.findings, ref, gpus); // 2-6
+  if (!built && gpus.refused) {
+    // The refusal that would have come before the lock had the inventory been in: nothing of
+    // this install stays (no history record, the cache as it was).
+    Error e = tx.withdraw(built.error());
+    if (Status dropped = store::drop_new_cached(ctx.layout(), cache_before); !dropped) {
+      ctx.warn("the download cache keeps the refused archive: " + dropped.error().full_message());
+    }
+    return fail(std::move(e));
+  }
+  TRY(tx.step(std::move(built)));
   TRY(activate_new_generation(ctx, tx, name, "install " + o.version, o.demands(), out.findings,
                               out)); // 7-12
   out.slot = slot;
@@ -702,6 +755,14 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   if (auto done = install_stored(ctx, o, target, components, recalls, out)) {
     return *done;
   }
+  // The compute-capability check's GPU inventory, started now so that it overlaps the release
+  // resolution and, when it is not in by then, the download (issue 21). Not for --dry-run,
+  // whose check_requirements runs the child itself, as before. Joined on every path (its
+  // destructor).
+  std::optional<gpu::InventoryPrefetch> prefetch;
+  if (!ctx.dry_run()) {
+    prefetch.emplace(gates_env(ctx).smoke_timeout());
+  }
   if (!target.cuda) {
     ctx.warn("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
              "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
@@ -729,7 +790,9 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   out.cuda = sel.cuda_major;
   gates::Env env = gates_env(ctx);
   TRY(gates::check_recall(env, recalls, sel.version, sel.cuda_major, out.findings));
-  TRY(gates::check_requirements(env, sel, o.demands(), out.findings));
+  TRY(gates::check_requirements(env, sel, o.demands(), out.findings,
+                                prefetch ? &*prefetch : nullptr));
+  LateGpuCheck late{prefetch ? &*prefetch : nullptr, &sel};
   {
     // Into which slot: a refusal (a plain install into a slot active alongside) comes before
     // the lock and the download.
@@ -742,20 +805,27 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
     return install_dry_run(ctx, o, r, name, out);
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
-  // Unmanaged cuDNN in the CUDA home: adopted first, never overwritten.
-  TRY(adopt_before_install(ctx, &held, out.adoption, out));
+  // Unmanaged cuDNN in the CUDA home: adopted first, never overwritten (and never before the
+  // compute-capability check has judged).
+  TRY(adopt_before_install(ctx, &held, out.adoption, out,
+                           [&] { return late.settle(ctx, out.findings); }));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   // Check again under the lock: another cudnnctl may have done the work meanwhile.
   if (active_generation_of(view, name)) {
+    TRY(late.settle(ctx, out.findings));
     fill_active(ctx, view, out);
     out.described = store::describe(*view.entry(name));
     out.said = Switched::already_active;
     return {};
   }
   if (view.entry(name)) {
+    TRY(late.settle(ctx, out.findings));
     return activate_entry_locked(ctx, held, name, "install " + o.version, o.demands(), out);
   }
-  return install_new(ctx, held, o, r, components, name, out);
+  if (late.pending() && late.gpus->ready()) {
+    TRY(late.settle(ctx, out.findings)); // in by now: judged before the transaction
+  }
+  return install_new(ctx, held, o, r, components, name, out, late);
 }
 
 } // namespace

@@ -46,4 +46,38 @@ Status drop_cached(const Layout& layout, const std::string& sha256) {
   return removed ? util::fsync_dir(layout.cache_dir()) : Status{};
 }
 
+std::optional<std::vector<std::string>> cache_names(const Layout& layout) {
+  if (!util::exists_nofollow(layout.cache_dir())) {
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (const auto& f : list_cache(layout)) {
+    names.push_back(f.name);
+  }
+  return names;
+}
+
+Status drop_new_cached(const Layout& layout,
+                       const std::optional<std::vector<std::string>>& before) {
+  const fs::path dir = layout.cache_dir();
+  if (!util::exists_nofollow(dir)) {
+    return {};
+  }
+  bool removed = false;
+  for (const auto& f : list_cache(layout)) {
+    if (before && std::find(before->begin(), before->end(), f.name) != before->end()) {
+      continue;
+    }
+    TRY(util::remove_tree(dir / f.name));
+    removed = true;
+  }
+  if (!before) {
+    std::error_code ec;
+    if (fs::is_empty(dir, ec) && !ec && fs::remove(dir, ec) && !ec) {
+      return util::fsync_dir(dir.parent_path());
+    }
+  }
+  return removed ? util::fsync_dir(dir) : Status{};
+}
+
 } // namespace cudnnctl::store

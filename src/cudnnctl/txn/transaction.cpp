@@ -412,6 +412,26 @@ Error Transaction::abort(Error why) {
   return e;
 }
 
+Error Transaction::withdraw(Error why) {
+  if (m_state == State::done) {
+    return why;
+  }
+  const auto& layout = m_site.layout;
+  if (m_kind != Intent::Kind::build || m_jr.entry_created || m_jr.generation_created) {
+    return abort(std::move(why));
+  }
+  bool clean =
+      m_jr.staging.empty() || util::remove_tree(layout.store_dir() / m_jr.staging).has_value();
+  if (clean && m_written) {
+    clean = clear_journal(layout).has_value();
+  }
+  if (!clean) {
+    return abort(std::move(why));
+  }
+  m_state = State::done;
+  return why;
+}
+
 void Transaction::undo(const Error& why) {
   const auto& layout = m_site.layout;
   bool clean = true;

@@ -176,6 +176,12 @@ public:
   // deactivation keeps its journal (the next command finishes it) and returns `why`. Returns
   // `why` as it is once the transaction is done.
   [[nodiscard]] Error abort(Error why);
+  // A build before publish() and the flip, refused by a check that would have come before the
+  // transaction had its answer been in (install's compute-capability check that finished
+  // during the download, issue 21): the staging directory removed and the journal cleared
+  // with no history record, as if it had never begun. Returns `why` as it is. Anything else,
+  // or a cleanup that fails: abort(why).
+  [[nodiscard]] Error withdraw(Error why);
   // The slot this transaction switches ("" = the primary slot, `current`).
   [[nodiscard]] const std::string& slot() const { return m_jr.slot; }
 

@@ -4,8 +4,13 @@
 # downloaded; a build without device code for one of them is refused with exit 7 naming the
 # GPU, its compute capability, the build and what to use instead; --force overrides; no GPU
 # visible: no refusal. The archives are removed from the mirror: a download would fail
-# (exit 3), so exit 7 proves the refusal came first.
+# (exit 3), so exit 7 proves the refusal came first. install starts the inventory before it
+# resolves the release (issue 21): the refusals that must come first are served through the
+# fault server with a stalled manifest, so that the inventory is surely in by then; a slow
+# inventory (the fake driver's initms) is judged after the download, with the same refusal
+# and nothing left behind.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+source "$E2E_DIR/crash_lib.bash"
 require_cudnnctl
 
 M=$E2E_TMP/mirrors
@@ -27,6 +32,11 @@ mkdir -p "$M/nodl914" && cp -r "$M/r914/." "$M/nodl914/" && find "$M/nodl914" -n
 mkdir -p "$M/nodl910" && cp -r "$M/r910/." "$M/nodl910/" && find "$M/nodl910" -name '*.tar.xz' -delete
 start_nginx "$M"
 URL=$MIRROR_URL
+NGINX_LOG=$NGINX_DIR/access.log
+start_faultserver "$M"
+# The manifest held back 0.3 s: the GPU inventory (a few ms with the fake driver) is in when
+# check_requirements asks for it.
+SLOWMAN=$FS_URL/fault/stall=0.3,stall-at=0
 
 # gpus CONF: the fake node's GPUs (fake-cuda.conf beside the fake libcuda.so.1).
 gpus() { printf "%b" "$1" >"$F/fake-cuda.conf"; }
@@ -37,14 +47,19 @@ gi() {
   LD_LIBRARY_PATH=$F cudnnctl --root "$root" --mirror "$URL/$mirror/" --cuda 12 "$@"
 }
 
-# refused_on CONF MIRROR LABEL MESSAGE...: exit 7 before any download, nothing written.
+# refused_on CONF MIRROR LABEL MESSAGE...: exit 7 before any download (the fault server saw
+# no archive request), nothing written.
 refused_on() {
-  local conf=$1 mirror=$2 label=$3 r
+  local conf=$1 mirror=$2 label=$3 r n
   shift 3
   gpus "$conf"
   r=$(new_root)
   tree_snapshot "$r" >"$E2E_TMP/before.snap"
-  expect_exit 7 gi "$r" "$mirror" --json install "$label" --no-smoke
+  n=$(wc -l <"$FS_LOG")
+  expect_exit 7 env LD_LIBRARY_PATH=$F "$CUDNNCTL" --root "$r" --mirror "$SLOWMAN/$mirror/" \
+    --cuda 12 --json install "$label" --no-smoke
+  tail -n +"$((n + 1))" "$FS_LOG" | grep -q 'redistrib_' || fail "no manifest request reached the fault server"
+  ! tail -n +"$((n + 1))" "$FS_LOG" | grep -q '\.tar\.' || fail "an archive was requested: $(tail -n +"$((n + 1))" "$FS_LOG")"
   expect_json 'd["error"]["code"]' requirement
   expect_check gpu-arch failed
   for m in "$@"; do
@@ -76,6 +91,83 @@ refused_on 'devices=2\ncc.0=9.0\ncc.1=6.0\nname.0=NVIDIA H200\nname.1=Tesla P100
   "GPU 1 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64 for CUDA 12 has no device code"
 expect_not_contains "$OUT" "GPU 0 (NVIDIA H200, sm 9.0): cuDNN 9.14.0.64 for CUDA 12 has no"
 expect_json '[g["verdict"] for g in d["data"]["requirements"]["gpu_arch"]]' '["supported", "unsupported"]'
+
+# ---- the inventory still coming when the download starts (issue 21) -------------------------
+# initms: the fake driver's cuInit takes that long (a real one about 0.3 s), so the install
+# starts the download and judges the GPUs after the pass.
+
+# archive_fetched LOG_LINES_BEFORE: nginx served the 9.14 archive since then.
+archive_fetched() {
+  tail -n +"$(($1 + 1))" "$NGINX_LOG" | grep -q 'cudnn-linux-x86_64-9.14.0.64_cuda12-archive.tar.xz' ||
+    fail "the archive was not downloaded (the late path was not taken)"
+}
+
+TEST "slow inventory, unsupported GPU: exit 7 after the download, same message, nothing left"
+# A root with 9.10.2 installed (its archive kept in the cache): the refused 9.14 must leave
+# the store, /etc, the history and the cache exactly as they were (no `failed` record).
+gpus 'cc=6.0\nname.0=Tesla P100-PCIE-16GB\n'
+R=$(new_root)
+expect_exit 0 gi "$R" r9102 --json install 9.10.2 --no-smoke
+expect_eq "$(ls "$R/var/cache/cudnnctl" | wc -l)" 1 "files in the cache after 9.10.2"
+gpus 'cc=6.0\nname.0=Tesla P100-PCIE-16GB\ninitms=1500\n'
+tree_snapshot "$R" >"$E2E_TMP/before.snap"
+n=$(wc -l <"$NGINX_LOG")
+expect_exit 7 gi "$R" r914 --json install 9.14.0 --no-smoke
+archive_fetched "$n"
+expect_json 'd["error"]["code"]' requirement
+expect_error "GPU 0 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64 for CUDA 12 has no device code for compute capability 6.0 (it supports 7.5 to 12.0); use cuDNN 9.10.2 for CUDA 12 (the newest release with device code for 6.0) (--force installs it anyway)"
+expect_check gpu-arch failed
+expect_check compatibility failed
+expect_json 'd["data"]["requirements"]["gpu_arch"][0]["verdict"]' unsupported
+tree_snapshot "$R" >"$E2E_TMP/after.snap"
+# Everything but the lock file (which names its last holder) is as it was.
+diff <(grep -v '^var/lib/cudnnctl/lock ' "$E2E_TMP/before.snap") \
+  <(grep -v '^var/lib/cudnnctl/lock ' "$E2E_TMP/after.snap") >&2 || fail "the late refusal changed $R"
+# A bare root: no entry, no history, no cache directory afterwards.
+R=$(new_root)
+n=$(wc -l <"$NGINX_LOG")
+expect_exit 7 gi "$R" r914 -v install 9.14.0 --no-smoke
+archive_fetched "$n"
+expect_contains "$ERR" "GPU check finished during the download: GPU 0 (Tesla P100-PCIE-16GB, sm 6.0)"
+expect_contains "$ERR" "GPU 0 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64 for CUDA 12 has no device code"
+expect_no_file "$R/var/cache/cudnnctl"
+expect_no_file "$R/var/lib/cudnnctl/history.jsonl"
+expect_no_file "$R/var/lib/cudnnctl/journal.json"
+expect_eq "$(ls -A "$R/opt/cudnn/store" 2>/dev/null)" "" "the store after the refusal"
+
+TEST "slow inventory, supported GPU: installed; -vv joins the GPU check after the archive is verified"
+gpus 'cc=9.0\ninitms=1500\n'
+R=$(new_root)
+n=$(wc -l <"$NGINX_LOG")
+expect_exit 0 gi "$R" r914 -vv install 9.14.0 --no-smoke
+archive_fetched "$n"
+expect_contains "$ERR" "GPU check finished during the download: cuDNN 9.14.0.64 for CUDA 12 has device code for every visible GPU (GPU 0 sm 9.0)"
+grep -E '^timing: (archive verified|gpu check joined|validated) at ' "$ERR" | sed 's/^timing: //; s/ at .*//' >"$E2E_TMP/order"
+expect_eq "$(tr '\n' ',' <"$E2E_TMP/order")" "archive verified,gpu check joined,validated," "timing lines"
+expect_exit 0 cudnnctl --root "$R" --json status
+expect_json 'd["active"]["version"]' 9.14.0.64
+
+TEST "slow inventory, unsupported GPU, --force: installed with the warning"
+gpus 'devices=2\ncc.0=9.0\ncc.1=6.0\nname.1=Tesla P100-PCIE-16GB\ninitms=1500\n'
+R=$(new_root)
+n=$(wc -l <"$NGINX_LOG")
+expect_exit 0 gi "$R" r914 --json --force install 9.14.0 --no-smoke
+archive_fetched "$n"
+expect_check compatibility warning
+expect_check gpu-arch failed
+expect_json 'any(w.startswith("--force: GPU 1 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64") for w in d["warnings"])' true
+expect_json 'd["active"]["version"]' 9.14.0.64
+
+TEST "slow inventory, --dry-run: the refusal before anything (synchronous as before)"
+gpus 'cc=6.0\ninitms=500\n'
+R=$(new_root)
+tree_snapshot "$R" >"$E2E_TMP/before.snap"
+n=$(wc -l <"$NGINX_LOG")
+expect_exit 7 gi "$R" r914 --dry-run install 9.14.0 --no-smoke
+expect_contains "$ERR" "cuDNN 9.14.0.64 for CUDA 12 has no device code for compute capability 6.0"
+! tail -n +"$((n + 1))" "$NGINX_LOG" | grep -q '\.tar\.xz' || fail "--dry-run downloaded the archive"
+tree_snapshot "$R" >"$E2E_TMP/after.snap"
+cmp -s "$E2E_TMP/before.snap" "$E2E_TMP/after.snap" || fail "the refused dry run changed $R"
 
 TEST "compute capabilities 7.5, 9.0, 10.0 and 12.0 run cuDNN 9.14: installed"
 for c in 7.5 9.0 10.0 12.0; do
