@@ -49,7 +49,7 @@ public:
       : m_reader(reader), m_tree(tree), m_options(options) {
     if (options.writing == FileWriting::background) {
       m_writer = std::make_unique<BackgroundWriter>(
-          8, size_t{1} << 20,
+          default_writer_slots(), size_t{1} << 20,
           options.writer_threads != 0 ? options.writer_threads : default_writer_threads());
     }
   }

@@ -17,7 +17,7 @@ namespace {
 // Writeback of a file's dirty pages is started every this many bytes, so that the fsync of
 // the whole tree before it is published finds little left to write.
 constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
-// Pieces queued for the hash thread at most beyond the slots (runs of zeros, file ends), and
+// Pieces queued for the hash threads at most beyond the slots (runs of zeros, file ends), and
 // files open at once (each holds a descriptor).
 constexpr size_t k_max_small_pieces = 64;
 constexpr size_t k_max_open_files = 64;
@@ -32,25 +32,38 @@ size_t default_writer_threads() {
   return cores <= 6 ? 1 : std::clamp<size_t>((cores - 5) / 2, 1, 4);
 }
 
+size_t default_hash_threads() {
+  const size_t cores = std::thread::hardware_concurrency();
+  return cores <= 6 ? 1 : std::clamp<size_t>(cores / 4, 2, 4);
+}
+
+size_t default_writer_slots() {
+  return default_hash_threads() > 1 ? 16 : 8;
+}
+
 // One file being written. Guarded by m_mutex except where noted.
 struct BackgroundWriter::File {
   util::Fd fd;
   std::string where;
   size_t index = 0;
   size_t writer = 0;
+  size_t hasher = 0;
   uint64_t size = 0;      // set by end()
   size_t writes_left = 0; // pieces queued for its writer
-  bool hashed = false;    // the hash thread reached its end
+  bool hashed = false;    // its hash thread reached its end
   bool closing = false;
   std::string sha256;
   std::optional<timespec> mtime;
   // Its writer thread only.
   uint64_t pos = 0;
   uint64_t flushed = 0; // writeback started up to here
+  // Its hash thread only (made at its first piece).
+  std::optional<util::Sha256> sha;
 };
 
-BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writers)
-    : m_slot_size(slot_size), m_writes(std::max<size_t>(writers, 1)) {
+BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writers, size_t hashers)
+    : m_slot_size(slot_size), m_writes(std::max<size_t>(writers, 1)),
+      m_hashes(std::max<size_t>(hashers, 1)), m_wake(m_writes.size() + m_hashes.size()) {
   for (size_t i = 0; i < std::max<size_t>(slots, 1); ++i) {
     m_slots.push_back(std::make_unique<char[]>(slot_size));
     m_slot_refs.push_back(0);
@@ -60,13 +73,17 @@ BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writer
     for (size_t w = 0; w < m_writes.size(); ++w) {
       m_threads.emplace_back([this, w] { write_loop(w); });
     }
-    m_threads.emplace_back([this] { hash_loop(); });
+    for (size_t h = 0; h < m_hashes.size(); ++h) {
+      m_threads.emplace_back([this, h] { hash_loop(h); });
+    }
   } catch (...) {
     {
       std::lock_guard lock(m_mutex);
       m_stop = true;
     }
-    m_changed.notify_all();
+    for (auto& wake : m_wake) {
+      wake.notify_one();
+    }
     for (auto& t : m_threads) {
       t.join();
     }
@@ -79,7 +96,9 @@ BackgroundWriter::~BackgroundWriter() {
     std::lock_guard lock(m_mutex);
     m_stop = true;
   }
-  m_changed.notify_all();
+  for (auto& wake : m_wake) {
+    wake.notify_one();
+  }
   for (auto& t : m_threads) {
     t.join(); // queued pieces (and their files' descriptors) go with the object
   }
@@ -101,17 +120,24 @@ void BackgroundWriter::record_error_locked(Status status) {
 Status BackgroundWriter::queue(Piece piece, bool write) {
   std::unique_lock lock(m_mutex);
   m_changed.wait(lock,
-                 [&] { return m_error || m_hashes.size() < m_slots.size() + k_max_small_pieces; });
+                 [&] { return m_error || m_hash_pieces < m_slots.size() + k_max_small_pieces; });
   TRY(first_error_locked());
+  const size_t writer = piece.file->writer;
+  const size_t hasher = piece.file->hasher;
   if (write) {
     ++piece.file->writes_left;
-    m_writes[piece.file->writer].push_back(piece);
+    m_writes[writer].push_back(piece);
   }
   if (piece.slot >= 0) {
     m_slot_refs[static_cast<size_t>(piece.slot)] = write ? 2 : 1;
   }
-  m_hashes.push_back(std::move(piece));
-  m_changed.notify_all();
+  m_hashes[hasher].push_back(std::move(piece));
+  ++m_hash_pieces;
+  lock.unlock();
+  if (write) {
+    m_wake[writer].notify_one();
+  }
+  m_wake[m_writes.size() + hasher].notify_one();
   return {};
 }
 
@@ -144,6 +170,8 @@ Status BackgroundWriter::begin(util::Fd fd, std::string where, size_t index) {
   file->index = index;
   file->writer = m_next_writer;
   m_next_writer = (m_next_writer + 1) % m_writes.size();
+  file->hasher = m_next_hasher;
+  m_next_hasher = (m_next_hasher + 1) % m_hashes.size();
   std::unique_lock lock(m_mutex);
   m_changed.wait(lock, [&] { return m_error || m_open_files < k_max_open_files; });
   TRY(first_error_locked());
@@ -268,9 +296,10 @@ Status BackgroundWriter::write_piece(const Piece& piece) {
 
 void BackgroundWriter::write_loop(size_t writer) {
   std::deque<Piece>& mine = m_writes[writer];
+  std::condition_variable& wake = m_wake[writer];
   std::unique_lock lock(m_mutex);
   for (;;) {
-    m_changed.wait(lock, [&] { return m_stop || !mine.empty(); });
+    wake.wait(lock, [&] { return m_stop || !mine.empty(); });
     if (m_stop) {
       util::note_thread_cpu("file writer");
       return;
@@ -289,43 +318,55 @@ void BackgroundWriter::write_loop(size_t writer) {
   }
 }
 
-void BackgroundWriter::hash_loop() {
+void BackgroundWriter::hash_loop(size_t hasher) {
+  // A file's pieces are all queued here, in order: its digest is this thread's alone.
+  std::deque<Piece>& mine = m_hashes[hasher];
+  std::condition_variable& wake = m_wake[m_writes.size() + hasher];
   std::unique_lock lock(m_mutex);
   for (;;) {
-    m_changed.wait(lock, [&] { return m_stop || !m_hashes.empty(); });
+    wake.wait(lock, [&] { return m_stop || !mine.empty(); });
     if (m_stop) {
       util::note_thread_cpu("file sha256");
       return;
     }
-    Piece piece = std::move(m_hashes.front());
-    m_hashes.pop_front();
+    Piece piece = std::move(mine.front());
+    mine.pop_front();
+    --m_hash_pieces;
     const bool failed = m_error.has_value();
     lock.unlock();
     Status status;
+    File& f = *piece.file;
     try {
-      if (piece.last) {
-        piece.file->sha256 = failed ? std::string() : m_sha.hex_final();
-        m_sha = util::Sha256(); // the next file's
-      } else if (failed) {
+      if (failed) {
         // Nothing more is hashed after an error.
-      } else if (piece.slot >= 0) {
-        m_sha.update(m_slots[static_cast<size_t>(piece.slot)].get(),
-                     static_cast<size_t>(piece.length));
       } else {
-        for (uint64_t left = piece.length; left > 0;) {
-          const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
-          m_sha.update(k_zeros, n);
-          left -= n;
+        if (!f.sha) {
+          f.sha.emplace();
+        }
+        if (piece.last) {
+          f.sha256 = f.sha->hex_final();
+        } else if (piece.slot >= 0) {
+          f.sha->update(m_slots[static_cast<size_t>(piece.slot)].get(),
+                        static_cast<size_t>(piece.length));
+        } else {
+          for (uint64_t left = piece.length; left > 0;) {
+            const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
+            f.sha->update(k_zeros, n);
+            left -= n;
+          }
         }
       }
     } catch (const std::exception& e) {
       status = fail(ErrorCode::internal, std::string("hashing extracted files: ") + e.what());
     }
+    if (piece.last) {
+      f.sha.reset(); // its OpenSSL context, before the file waits for its writer
+    }
     lock.lock();
     record_error_locked(std::move(status));
     release_slot_locked(piece.slot);
     if (piece.last) {
-      piece.file->hashed = true;
+      f.hashed = true;
       finish_if_complete(lock, piece.file);
     }
     m_changed.notify_all();

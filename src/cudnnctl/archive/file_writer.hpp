@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes the data of extracted files in the background: a few writer threads (each file's
 // blocks in order by one of them, round robin over the files: write(2), early writeback, then
-// mtime and close once the file is complete) and a hash thread that reads the same buffers in
-// order (the SHA-256 of every file). The
-// extraction thread then only decompresses and copies each block into one of a few fixed
+// mtime and close once the file is complete) and a few hash threads that read the same buffers
+// (each file's SHA-256 by one of them, its blocks in order, round robin over the files too).
+// The extraction thread then only decompresses and copies each block into one of a few fixed
 // buffers, so decompression (the floor of an install) is all that stays on its path; with
-// free cores the writes of consecutive files, and the hash, run side by side.
+// free cores the writes and the hashes of consecutive files run side by side. A buffer is
+// reused once it is both written and hashed; a file is closed by whichever of its writer and
+// its hash thread finishes last. One file's hash stays on one thread (SHA-256 is sequential):
+// a file larger than the buffers is hashed at one thread's pace.
 // Memory: slots x slot_size, whatever the archive.
 #pragma once
 
@@ -32,6 +35,15 @@ namespace cudnnctl::archive {
 // Writer threads for this machine: one per two free cores beyond the pipeline's other
 // threads, at least 1, at most 4 (a file's writes are serialised by its filesystem anyway).
 [[nodiscard]] size_t default_writer_threads();
+// Hash threads for this machine: 1 on up to 6 cores, else a quarter of the cores, 2 to 4
+// (8 cores: 2, 12: 3, 16 and more: 4). A file's SHA-256 costs about twice its write(2).
+[[nodiscard]] size_t default_hash_threads();
+// Buffers (of 1 MiB) for this machine: 8 with one hash thread, 16 with several. A file larger
+// than the buffers is hashed at one thread's pace (about 1.2 GB/s, slower than zstd
+// decompresses) and holds them all while it lags; more buffers let the extraction run that much
+// further ahead, so that the next files' hashes start on the other threads before its hash ends
+// (docs/BENCHMARKS.md, hash21). 16 MiB keeps an install's peak RSS near 50 MiB.
+[[nodiscard]] size_t default_writer_slots();
 
 class BackgroundWriter {
 public:
@@ -41,9 +53,11 @@ public:
     std::string sha256; // of those bytes
   };
 
-  // Starts the writer and hash threads (throws std::system_error when it cannot).
+  // Starts the writer and hash threads (throws std::system_error when it cannot); 0 writers
+  // or hashers count as 1.
   explicit BackgroundWriter(size_t slots = 8, size_t slot_size = size_t{1} << 20,
-                            size_t writers = default_writer_threads());
+                            size_t writers = default_writer_threads(),
+                            size_t hashers = default_hash_threads());
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
   // Stops the threads; queued work is dropped and open files closed (the caller removes them).
@@ -65,7 +79,7 @@ public:
 private:
   struct File;
   // A piece of a file: a filled slot, or a run of zeros (slot -1); `last` marks a file's end
-  // for the hash thread (no bytes).
+  // for its hash thread (no bytes).
   struct Piece {
     std::shared_ptr<File> file;
     int slot = -1;
@@ -77,7 +91,7 @@ private:
   Status queue(Piece piece, bool write);
   Status first_error_locked() const;
   void write_loop(size_t writer);
-  void hash_loop();
+  void hash_loop(size_t hasher);
   Status write_piece(const Piece& piece);
   // Under the lock: one reference of `slot` done; frees it after the last.
   void release_slot_locked(int slot);
@@ -90,22 +104,24 @@ private:
   std::vector<std::unique_ptr<char[]>> m_slots;
   std::vector<int> m_slot_refs; // writes and hashes still to do per slot
   std::mutex m_mutex;
-  std::condition_variable m_changed;
+  std::condition_variable m_changed;       // for the producer: a slot, queue room, a file closed
   std::vector<std::deque<Piece>> m_writes; // per writer thread, in order
-  std::deque<Piece> m_hashes;              // for the hash thread, in order
+  std::vector<std::deque<Piece>> m_hashes; // per hash thread, in order
+  // One per thread (writers, then hashers): work queued for it, or stop.
+  std::vector<std::condition_variable> m_wake;
+  size_t m_hash_pieces = 0; // queued in m_hashes, all threads
   std::vector<int> m_free;
   std::vector<Done> m_done;
   std::optional<Error> m_error;
   size_t m_open_files = 0; // begun and not yet closed
   size_t m_ended_open = 0; // ended and not yet closed
   bool m_stop = false;
-  // Producer-only: the file and slot being filled, the writer for the next file.
+  // Producer-only: the file and slot being filled, the writer and hasher for the next file.
   std::shared_ptr<File> m_file;
   size_t m_next_writer = 0;
+  size_t m_next_hasher = 0;
   int m_fill = -1;
   size_t m_fill_length = 0;
-  // Hash thread only.
-  util::Sha256 m_sha;
   std::vector<std::thread> m_threads;
 };
 
