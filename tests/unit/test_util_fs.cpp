@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <thread>
 #include <csignal>
 #include <fcntl.h>
@@ -229,6 +230,33 @@ TEST_CASE("Child: started now, fed on stdin, waited for later", "[util][process]
     // Reaped: no such process (a zombie would still answer kill 0).
     CHECK(::kill(pid, 0) == -1);
     CHECK(errno == ESRCH);
+  }
+  SECTION("a child waited for on another thread closes only its own descriptors") {
+    // Regression: wait() closed each pipe twice; the second close hit whatever another
+    // thread had opened with that number meanwhile (a trust walk's directory: EBADF).
+    std::atomic<bool> done{false};
+    std::thread runner([&] {
+      for (int i = 0; i < 150; ++i) {
+        (void)run_process({.argv = {"/bin/true"}});
+      }
+      done = true;
+    });
+    int bad = 0;
+    while (!done) {
+      int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      struct stat st;
+      for (int k = 0; k < 50 && fd >= 0; ++k) {
+        if (::fstat(fd, &st) != 0) {
+          ++bad;
+          break;
+        }
+      }
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
+    runner.join();
+    CHECK(bad == 0);
   }
   SECTION("a program that does not exist: an error at start") {
     CHECK_FALSE(Child::start({.argv = {"/nonexistent/program"}}));

@@ -160,6 +160,7 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
   const pid_t pid = m_pid;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   struct pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
+  int* owned[2] = {&m_out, &m_err}; // closed once, here or below, never twice
   std::string* sinks[2] = {&result.out, &result.err};
   int open_count = (m_out >= 0) + (m_err >= 0);
   char buf[65536];
@@ -183,7 +184,7 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
             sinks[i]->append(buf, static_cast<size_t>(n));
           }
         } else if (n == 0 || (n < 0 && errno != EINTR)) {
-          ::close(fds[i].fd);
+          close_fd(*owned[i]);
           fds[i].fd = -1;
           --open_count;
         }
