@@ -5,13 +5,13 @@
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
-#include <catch2/catch.hpp>
 #include <atomic>
-#include <thread>
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace cudnnctl;
@@ -214,9 +214,10 @@ TEST_CASE("Child: started now, fed on stdin, waited for later", "[util][process]
     const fs::path pidfile = fs::absolute("child.pid");
     auto t0 = std::chrono::steady_clock::now();
     {
-      auto c = Child::start(
-          {.argv = {"sh", "-c", "echo $$ > " + pidfile.string() + ".tmp; mv " + pidfile.string() +
-                                    ".tmp " + pidfile.string() + "; exec sleep 30"}});
+      auto c =
+          Child::start({.argv = {"sh", "-c",
+                                 "echo $$ > " + pidfile.string() + ".tmp; mv " + pidfile.string() +
+                                     ".tmp " + pidfile.string() + "; exec sleep 30"}});
       REQUIRE(c);
       for (int i = 0; i < 100 && !fs::exists(pidfile); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));

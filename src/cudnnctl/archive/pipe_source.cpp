@@ -34,8 +34,8 @@ BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
 Status BytePipe::write(const char* data, size_t size) {
   std::unique_lock lock(m_mutex);
   while (size > 0) {
-    timed_wait(m_writable, lock, [&] { return m_read_closed || m_used < m_capacity; },
-               m_write_wait_s);
+    timed_wait(
+        m_writable, lock, [&] { return m_read_closed || m_used < m_capacity; }, m_write_wait_s);
     if (m_read_closed) {
       if (m_read_error) {
         return fail(*m_read_error);
@@ -91,9 +91,9 @@ void BytePipe::release_lent_locked() {
 
 Status BytePipe::wait_readable(std::unique_lock<std::mutex>& lock) {
   release_lent_locked();
-  timed_wait(m_readable, lock,
-             [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; },
-             m_read_wait_s);
+  timed_wait(
+      m_readable, lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; },
+      m_read_wait_s);
   if (m_abort) {
     return fail(*m_abort);
   }

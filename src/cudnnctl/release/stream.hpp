@@ -63,7 +63,9 @@ public:
   [[nodiscard]] size_t pipe_high_water() const;
   // Seconds the producer waited for space and the extraction waited for bytes, over the
   // passes that ended (BytePipe::write_wait_s, read_wait_s).
-  [[nodiscard]] std::pair<double, double> pipe_waits() const { return {m_write_wait_s, m_read_wait_s}; }
+  [[nodiscard]] std::pair<double, double> pipe_waits() const {
+    return {m_write_wait_s, m_read_wait_s};
+  }
 
 private:
   struct Pass;

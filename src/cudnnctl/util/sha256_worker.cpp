@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/sha256_worker.hpp"
 
+#include "util/thread_cpu.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
-
-#include "util/thread_cpu.hpp"
 
 namespace cudnnctl::util {
 
