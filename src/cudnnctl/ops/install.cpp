@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -95,13 +94,6 @@ struct Timing {
   }
 };
 
-// The calling thread's CPU time (s).
-double thread_cpu_s() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // -vv: which of the pass's threads was busy and which side of the byte pipe waited.
 void say_pass_threads(const Context& ctx, const release::StreamExtractor& extractor,
                       double main_cpu0) {
@@ -109,7 +101,7 @@ void say_pass_threads(const Context& ctx, const release::StreamExtractor& extrac
   std::string line = "timing: pipe waits: the transfer " + std::to_string(write_wait) +
                      " s for space, the extraction " + std::to_string(read_wait) +
                      " s for bytes; thread CPU: transfer " +
-                     std::to_string(thread_cpu_s() - main_cpu0) + " s";
+                     std::to_string(util::thread_cpu_seconds() - main_cpu0) + " s";
   for (const auto& [name, s] : util::take_thread_cpu()) {
     line += ", " + name + " " + std::to_string(s) + " s";
   }
@@ -281,7 +273,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   release::StreamExtractor extractor(staging, std::move(so));
   timing.emplace(Timing{ctx});
   (void)util::take_thread_cpu(); // an earlier pass's
-  const double main_cpu0 = thread_cpu_s();
+  const double main_cpu0 = util::thread_cpu_seconds();
   auto on_bytes = [&](uint64_t done, uint64_t total) { progress.update(0, done, total); };
   fetch::StreamSink sink = extractor.sink();
   sink.restart = [&]() -> Status {

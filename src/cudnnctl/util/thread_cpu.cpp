@@ -13,12 +13,16 @@ std::vector<std::pair<std::string, double>> g_totals;
 
 } // namespace
 
-void note_thread_cpu(const char* name) {
+double thread_cpu_seconds() {
   struct timespec ts {};
   if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
-    return;
+    return 0;
   }
-  const double s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void note_thread_cpu(const char* name) {
+  const double s = thread_cpu_seconds();
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto& [n, total] : g_totals) {
     if (n == name) {

@@ -12,6 +12,10 @@ namespace cudnnctl::util {
 
 // --- Interface ---
 
+// The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID, user + system), seconds;
+// 0 when the clock cannot be read.
+[[nodiscard]] double thread_cpu_seconds();
+
 // Adds the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, user + system) since it
 // started to the total kept under `name`.
 void note_thread_cpu(const char* name);
