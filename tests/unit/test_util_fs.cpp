@@ -232,6 +232,32 @@ TEST_CASE("Child: started now, fed on stdin, waited for later", "[util][process]
     CHECK(::kill(pid, 0) == -1);
     CHECK(errno == ESRCH);
   }
+  SECTION("stop_when: the output says it is ending, so it is not waited for (detached)") {
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      auto c = Child::start({.argv = {"sh", "-c", "echo partial; echo ending; exec sleep 5"}});
+      REQUIRE(c);
+      ProcessResult r = c->wait(std::chrono::seconds(10), [](const std::string& out) {
+        return out.size() >= 7 && out.compare(out.size() - 7, 7, "ending\n") == 0;
+      });
+      CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4)); // not the sleep
+      CHECK(r.detached);
+      CHECK(r.out == "partial\nending\n");
+      CHECK(r.exit_code == -1); // no status: not reaped
+      CHECK_FALSE(r.ok());
+      CHECK(r.describe() == "ended (not waited for)");
+    } // destroyed: its group killed, reaped without blocking
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
+  }
+  SECTION("stop_when never true: waited for as without it") {
+    auto c = Child::start({.argv = {"sh", "-c", "echo one; exit 3"}});
+    REQUIRE(c);
+    ProcessResult r =
+        c->wait(std::chrono::seconds(10), [](const std::string& out) { return out == "two\n"; });
+    CHECK_FALSE(r.detached);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out == "one\n");
+  }
   SECTION("a child waited for on another thread closes only its own descriptors") {
     // Regression: wait() closed each pipe twice; the second close hit whatever another
     // thread had opened with that number meanwhile (a trust walk's directory: EBADF).

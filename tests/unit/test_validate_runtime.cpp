@@ -189,6 +189,36 @@ TEST_CASE("warm runtime probe: started before its files exist, judged as the pla
     REQUIRE(verdict.problems.size() == 1);
     CHECK(verdict.problems[0].file == "lib/libcudnn_adv.so.9");
   }
+  SECTION("judged on its last line, written once its exit handlers ran") {
+    fs::path root = fs::absolute("wrt-exitline");
+    auto w = start(root);
+    (void)make_lib_tree(root, v);
+    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    CHECK(p.exit_reported == 0);
+    CHECK(p.process_ok);
+    CHECK(p.process == "exit status 0 (reported once its exit handlers ran)");
+  }
+  SECTION("a library destructor that crashes at exit: the probe fails, warm or plain") {
+    fs::path root = fs::absolute("wrt-dtor");
+    auto w = start(root);
+    auto lib = make_lib_tree(root, v);
+    fs::remove(lib / "libcudnn_ops.so.9.1.0");
+    compile_lib(lib, "libcudnn_ops.so.9.1.0", "libcudnn_ops.so.9",
+                "#include <signal.h>\nint cudnnOpsVersionCheck(void) { return 0; }\n"
+                "__attribute__((destructor)) static void boom(void) { raise(SIGSEGV); }\n");
+    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    CHECK(p.completed); // "done" came: everything loaded and agreed
+    CHECK_FALSE(p.exit_reported.has_value());
+    CHECK_FALSE(p.process_ok);
+    auto verdict = validate::judge_probe(p, v);
+    REQUIRE(verdict.problems.size() == 1);
+    CHECK(verdict.problems[0].str() ==
+          "lib: the runtime probe failed (was killed by signal 11 (Segmentation fault))");
+    auto plain = validate::judge_probe(
+        *smoke::run_probe(validate::probe_request(lib, v), std::chrono::seconds(30)), v);
+    REQUIRE(plain.problems.size() == 1);
+    CHECK(plain.problems[0].str() == verdict.problems[0].str());
+  }
   SECTION("never run (the install failed first): the child ends without loading anything") {
     fs::path root = fs::absolute("wrt-unrun");
     auto t0 = std::chrono::steady_clock::now();
@@ -197,6 +227,50 @@ TEST_CASE("warm runtime probe: started before its files exist, judged as the pla
       (void)make_lib_tree(root, v);
     }
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+}
+
+TEST_CASE("warm runtime probe: the first GPU's primary context is retained before \"go\"",
+          "[validate]") {
+  // The fake driver (its config beside it) on the helper's loader path, as the runner runs it.
+  FakeGpu gpu = make_fake_gpu(fs::absolute("fakegpu-warm"));
+  struct Driver {
+    explicit Driver(const FakeGpu& g) {
+      ::setenv("CUDNNCTL_SMOKE_HELPER", CUDNNCTL_SMOKE_HELPER_PATH, 1);
+      ::setenv("LD_LIBRARY_PATH", g.cuda_dir.c_str(), 1);
+    }
+    ~Driver() {
+      ::unsetenv("LD_LIBRARY_PATH");
+      ::unsetenv("CUDNNCTL_SMOKE_HELPER");
+    }
+  } driver(gpu);
+  const HeaderVersion v{9, 1, 0};
+  auto run_with = [&](const std::string& conf, const std::string& name) {
+    REQUIRE(util::write_file_atomic(gpu.cuda_dir / "fake-cuda.conf", conf));
+    fs::path root = fs::absolute(name);
+    auto w = smoke::WarmProbe::start(validate::probe_request(fs::absolute(root / "lib"), v));
+    REQUIRE(w);
+    (void)make_lib_tree(root, v);
+    smoke::ProbeResult p = w->run(std::chrono::seconds(30));
+    auto verdict = validate::judge_probe(p, v);
+    INFO(all(verdict));
+    CHECK(verdict.problems.empty()); // the warm-up never decides the verdict
+    CHECK(p.warm_ms.has_value());
+    return p;
+  };
+  SECTION("a GPU: driver and context") {
+    auto p = run_with("devices=2\n", "wctx-gpu");
+    CHECK(p.warm_driver);
+    CHECK(p.warm_context);
+  }
+  SECTION("the context refused (exclusive or prohibited GPU): the probe runs as without it") {
+    auto p = run_with("ctxfail=0\n", "wctx-refused");
+    CHECK(p.warm_driver);
+    CHECK_FALSE(p.warm_context);
+  }
+  SECTION("no visible GPU: no context, the probe runs as without it") {
+    auto p = run_with("devices=0\n", "wctx-none");
+    CHECK_FALSE(p.warm_context);
   }
 }
 

@@ -120,7 +120,9 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
     probe = env.warm_probe->run(env.smoke_timeout());
     env.warm_probe = nullptr;
     if (probe.warm_ms && probe.warm_driver) {
-      env.notes.info("runtime probe: the driver was initialised beside the download (" +
+      env.notes.info(std::string("runtime probe: the driver ") +
+                         (probe.warm_context ? "and GPU 0's context were" : "was") +
+                         " initialised beside the download (" +
                          std::to_string(static_cast<long>(*probe.warm_ms)) + " ms)",
                      2);
     }

@@ -19,11 +19,15 @@
 //       No GPU needed: dlopen DIR/FILE for the shim and each --load (by absolute path, in
 //       order), report cudnnGetVersion, call each version-check FUNCTION found in FILE, and
 //       list every libcudnn* loaded from outside DIR. Lines carry "event": "loading",
-//       "loaded", "error", "version", "check", "foreign", "done".
-//       With --warm: first load the NVIDIA driver and cuInit (what the version checks do
-//       anyway, 0.2 s on an H200), say {"event": "warm", "driver", "ms"}, then wait for a
-//       line "go" on stdin before loading anything; end of input instead: {"event":
-//       "cancelled"}, exit 2. The parent starts it before the files exist (docs/GPU.md).
+//       "loaded", "error", "version", "check", "foreign", "done", and last {"event": "exit",
+//       "status"}: written unflushed, it reaches the pipe only when exit() flushes stdio,
+//       after the atexit handlers and every library's destructors ran (a crash there loses
+//       it), just before the kernel tears the process down (0.1 s with a GPU context).
+//       With --warm: first load the NVIDIA driver, cuInit and retain the primary context of
+//       the first visible GPU (what the version checks do anyway: 0.1 s and 0.12 s on an
+//       H200), say {"event": "warm", "driver", "context", "ms"}, then wait for a line "go"
+//       on stdin before loading anything; end of input instead: {"event": "cancelled"},
+//       exit 2. The parent starts it before the files exist (docs/GPU.md).
 //   cudnnctl-smoke --which SONAME...
 //       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
 //       gives no LD_LIBRARY_PATH) and print {"soname", "path", "real"} or {"soname", "error"}.
@@ -253,14 +257,32 @@ int run_smoke(const std::string& shim, long long expect) {
   return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
 }
 
-// --probe --warm: the driver's initialisation before the files exist, then "go" on stdin.
+// --probe --warm: the driver's initialisation and the first GPU's primary context before the
+// files exist, then "go" on stdin. The context stays retained: the CUDA runtime inside cuDNN
+// finds it when the version checks run (cudart uses the device's primary context); the
+// process's exit releases it. Without a GPU, or with the context refused, the checks run as
+// they would without the warm-up.
 bool warm_then_wait() {
   auto t0 = std::chrono::steady_clock::now();
   CudaDriver cuda;
   std::string why;
   const bool loaded = load_driver(cuda, why);
   const bool ready = loaded && cuda.cuInit(0) == k_cuda_success;
-  JsonLine().str("event", "warm").boolean("driver", ready).real("ms", ms_since(t0)).print();
+  bool context = false;
+  if (ready) {
+    int count = 0;
+    CuDevice device = 0;
+    CuContext ctx = nullptr;
+    context = cuda.cuDeviceGetCount(&count) == k_cuda_success && count > 0 &&
+              cuda.cuDeviceGet(&device, 0) == k_cuda_success &&
+              cuda.cuDevicePrimaryCtxRetain(&ctx, device) == k_cuda_success;
+  }
+  JsonLine()
+      .str("event", "warm")
+      .boolean("driver", ready)
+      .boolean("context", context)
+      .real("ms", ms_since(t0))
+      .print();
   char line[16] = {0};
   if (!std::fgets(line, sizeof line, stdin) || std::strncmp(line, "go", 2) != 0) {
     JsonLine().str("event", "cancelled").print();
@@ -448,7 +470,11 @@ int main(int argc, char** argv) {
     return run_smoke(target, expect);
   }
   if (mode == "--probe" && rest.empty()) {
-    return run_probe(target, shim, load, checks, warm);
+    const int status = run_probe(target, shim, load, checks, warm);
+    // Left in stdio's buffer: exit() flushes it after every atexit handler and library
+    // destructor ran, just before _exit. A crash there loses it.
+    std::printf("{\"event\": \"exit\", \"status\": %d}\n", status);
+    return status;
   }
   if (mode == "--which" && !rest.empty()) {
     return run_which(rest);

@@ -126,8 +126,10 @@ struct ProbeResult {
   std::string crashed_in;           // file being loaded when the output stopped
   std::string process;              // "exit status 1", "killed by signal 7 (Bus error)"
   bool process_ok = false;
-  std::optional<double> warm_ms; // a WarmProbe's driver initialisation (ms), before "go"
-  bool warm_driver = false;      // ... and whether a driver answered cuInit then
+  std::optional<long> exit_reported; // the helper's last line: its exit status, handlers run
+  std::optional<double> warm_ms;     // a WarmProbe's driver initialisation (ms), before "go"
+  bool warm_driver = false;          // ... whether a driver answered cuInit then
+  bool warm_context = false;         // ... and whether the first GPU's primary context was retained
 };
 
 struct ProbeRequest {
@@ -143,10 +145,13 @@ ProbeResult parse_probe(const util::ProcessResult& process, std::chrono::seconds
                                             std::chrono::seconds timeout);
 
 // The runtime probe started before its files exist (install starts it beside the one pass):
-// `cudnnctl-smoke --probe ... --warm` initialises the NVIDIA driver meanwhile (what the
-// version checks would do, on the critical path, after the pass) and waits; run() lets it load
-// the files and judges its output as run_probe does, `timeout` counting from then. Destroyed
-// without run(): the child's stdin ends (it exits without loading anything) and it is reaped.
+// `cudnnctl-smoke --probe ... --warm` initialises the NVIDIA driver and the first GPU's primary
+// context meanwhile (what the version checks would do, on the critical path, after the pass)
+// and waits; run() lets it load the files and judges its output as run_probe does, `timeout`
+// counting from then, once the helper's last line says its exit handlers ran
+// (util::Child::wait's stop_when): the kernel's teardown of its GPU context is not waited for.
+// Destroyed without run(): the child's stdin ends (it exits without loading anything) and it
+// is reaped.
 class WarmProbe {
 public:
   // Errors only when the helper cannot be found or started (ErrorCode::environment).

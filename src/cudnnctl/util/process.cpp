@@ -16,6 +16,9 @@ std::string ProcessResult::describe() const {
   if (timed_out) {
     return "timed out";
   }
+  if (detached) {
+    return "ended (not waited for)";
+  }
   if (term_signal != 0) {
     return "killed by signal " + std::to_string(term_signal) + " (" + ::strsignal(term_signal) +
            ")";
@@ -119,15 +122,20 @@ Result<Child> Child::start(const ProcessOptions& options) {
 }
 
 Child::Child(Child&& other) noexcept
-    : m_pid(std::exchange(other.m_pid, -1)), m_in(std::exchange(other.m_in, -1)),
-      m_out(std::exchange(other.m_out, -1)), m_err(std::exchange(other.m_err, -1)),
-      m_max_output(other.m_max_output) {}
+    : m_pid(std::exchange(other.m_pid, -1)), m_detached(other.m_detached),
+      m_in(std::exchange(other.m_in, -1)), m_out(std::exchange(other.m_out, -1)),
+      m_err(std::exchange(other.m_err, -1)), m_max_output(other.m_max_output) {}
 
 Child::~Child() {
   close_stdin();
   if (m_pid > 0) {
     ::kill(-m_pid, SIGKILL);
-    (void)wait(std::chrono::milliseconds(0));
+    if (m_detached) {
+      int status = 0;
+      (void)::waitpid(m_pid, &status, WNOHANG); // still exiting: init reaps it after us
+    } else {
+      (void)wait(std::chrono::milliseconds(0));
+    }
   }
   close_fd(m_out);
   close_fd(m_err);
@@ -152,6 +160,11 @@ void Child::close_stdin() {
 }
 
 ProcessResult Child::wait(std::chrono::milliseconds timeout) {
+  return wait(timeout, nullptr);
+}
+
+ProcessResult Child::wait(std::chrono::milliseconds timeout,
+                          const std::function<bool(const std::string&)>& stop_when) {
   ProcessResult result;
   if (m_pid <= 0) {
     result.timed_out = true; // waited before: nothing more to say
@@ -164,7 +177,8 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
   std::string* sinks[2] = {&result.out, &result.err};
   int open_count = (m_out >= 0) + (m_err >= 0);
   char buf[65536];
-  while (open_count > 0) {
+  bool stopped = false;
+  while (open_count > 0 && !stopped) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -183,6 +197,7 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
           if (sinks[i]->size() < m_max_output) {
             sinks[i]->append(buf, static_cast<size_t>(n));
           }
+          stopped = stopped || (i == 0 && stop_when && stop_when(result.out));
         } else if (n == 0 || (n < 0 && errno != EINTR)) {
           close_fd(*owned[i]);
           fds[i].fd = -1;
@@ -194,6 +209,11 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
   close_fd(m_out);
   close_fd(m_err);
   close_stdin();
+  if (stopped) {
+    result.detached = true;
+    m_detached = true;
+    return result;
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -6,6 +6,7 @@
 #include "util/result.hpp"
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct ProcessResult {
   int exit_code = -1;  // valid when exited normally
   int term_signal = 0; // nonzero when killed by a signal
   bool timed_out = false;
+  // wait()'s `stop_when` matched: the child said it was ending and was not waited for (no
+  // exit status: exit_code -1, term_signal 0).
+  bool detached = false;
   std::string out;
   std::string err;
   [[nodiscard]] bool ok() const { return !timed_out && term_signal == 0 && exit_code == 0; }
@@ -42,7 +46,7 @@ struct ProcessResult {
 // A child started now and waited for later (the runtime probe started before the one pass):
 // its stdin is a pipe the parent writes to, stdout and stderr are captured as by run_process
 // (options.timeout is not used: wait() takes its own). Not waited for: the destructor closes
-// stdin, kills the child's process group and reaps it.
+// stdin, kills the child's process group and reaps it (without blocking once detached).
 class Child {
 public:
   // Errors only when the child cannot be started (ErrorCode::environment).
@@ -60,11 +64,18 @@ public:
   // Collects the output until the child closes both pipes or `timeout` (from now) passes
   // (then its process group gets SIGKILL), and reaps it. Once only.
   [[nodiscard]] ProcessResult wait(std::chrono::milliseconds timeout);
+  // The same, but it also stops as soon as `stop_when(stdout so far)` is true: the child has
+  // said all it will (the runtime probe: its exit handlers ran) and is not waited for
+  // (result.detached). The destructor then reaps it if it has exited, else leaves it to be
+  // reaped by init once this process exits (it is in the kernel's part of its exit).
+  [[nodiscard]] ProcessResult wait(std::chrono::milliseconds timeout,
+                                   const std::function<bool(const std::string&)>& stop_when);
 
 private:
   Child(pid_t pid, int in, int out, int err, size_t max_output)
       : m_pid(pid), m_in(in), m_out(out), m_err(err), m_max_output(max_output) {}
   pid_t m_pid = -1; // -1 once reaped
+  bool m_detached = false;
   int m_in = -1;
   int m_out = -1;
   int m_err = -1;
