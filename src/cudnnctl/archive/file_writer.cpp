@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
@@ -92,6 +93,7 @@ BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writer
 }
 
 BackgroundWriter::~BackgroundWriter() {
+  util::note_wait("file buffers", m_waited_s);
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;
@@ -154,7 +156,11 @@ Status BackgroundWriter::flush_slot() {
 
 Status BackgroundWriter::take_slot() {
   std::unique_lock lock(m_mutex);
-  m_changed.wait(lock, [&] { return m_error || !m_free.empty(); });
+  if (!m_error && m_free.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    m_changed.wait(lock, [&] { return m_error || !m_free.empty(); });
+    m_waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   TRY(first_error_locked());
   m_fill = m_free.back();
   m_free.pop_back();

@@ -120,6 +120,7 @@ private:
   std::shared_ptr<File> m_file;
   size_t m_next_writer = 0;
   size_t m_next_hasher = 0;
+  double m_waited_s = 0; // for a free buffer (util::note_wait as it goes)
   int m_fill = -1;
   size_t m_fill_length = 0;
   std::vector<std::thread> m_threads;

@@ -105,7 +105,11 @@ void say_pass_threads(const Context& ctx, const release::StreamExtractor& extrac
   for (const auto& [name, s] : util::take_thread_cpu()) {
     line += ", " + name + " " + std::to_string(s) + " s";
   }
-  ctx.info(line, 2);
+  std::string waits;
+  for (const auto& [what, s] : util::take_waits()) {
+    waits += (waits.empty() ? "; producers waited " : ", ") + std::to_string(s) + " s for " + what;
+  }
+  ctx.info(line + waits, 2);
 }
 
 // The compute-capability check whose inventory (cudnnctl-smoke --gpus, started before the

@@ -4,6 +4,7 @@
 #include "util/thread_cpu.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -19,6 +20,7 @@ Sha256Worker::Sha256Worker(size_t chunks, size_t chunk_size) : m_chunk_size(chun
 }
 
 Sha256Worker::~Sha256Worker() {
+  note_wait("the sha256 worker", m_waited_s);
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;
@@ -32,7 +34,11 @@ void Sha256Worker::update(const void* data, size_t size) {
   while (size > 0) {
     if (m_fill < 0) {
       std::unique_lock lock(m_mutex);
-      m_changed.wait(lock, [&] { return !m_free.empty(); });
+      if (m_free.empty()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        m_changed.wait(lock, [&] { return !m_free.empty(); });
+        m_waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       m_fill = m_free.back();
       m_free.pop_back();
       m_fill_length = 0;

@@ -56,6 +56,7 @@ private:
   // Caller-only: the chunk being filled.
   int m_fill = -1;
   size_t m_fill_length = 0;
+  double m_waited_s = 0; // for a free buffer (util::note_wait as it goes)
   std::thread m_thread;
 };
 

@@ -10,6 +10,17 @@ namespace {
 
 std::mutex g_mutex;
 std::vector<std::pair<std::string, double>> g_totals;
+std::vector<std::pair<std::string, double>> g_waits;
+
+void add_locked(std::vector<std::pair<std::string, double>>& totals, const char* name, double s) {
+  for (auto& [n, total] : totals) {
+    if (n == name) {
+      total += s;
+      return;
+    }
+  }
+  totals.emplace_back(name, s);
+}
 
 } // namespace
 
@@ -24,13 +35,17 @@ double thread_cpu_seconds() {
 void note_thread_cpu(const char* name) {
   const double s = thread_cpu_seconds();
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto& [n, total] : g_totals) {
-    if (n == name) {
-      total += s;
-      return;
-    }
-  }
-  g_totals.emplace_back(name, s);
+  add_locked(g_totals, name, s);
+}
+
+void note_wait(const char* what, double seconds) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  add_locked(g_waits, what, seconds);
+}
+
+std::vector<std::pair<std::string, double>> take_waits() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return std::exchange(g_waits, {});
 }
 
 std::vector<std::pair<std::string, double>> take_thread_cpu() {
