@@ -1,7 +1,9 @@
 #!/bin/bash
 # A/B device calls (issue 21): ab.py over the builds in .carry/d21. ab-1706.txt: before = main
 # f51cce5, after = f51cce5 + cachewriter.patch (the .partial's writes on their own thread; not
-# merged: no gain). ab-1712.txt: after = the -vv producer waits (main, next commit).
+# merged: no gain). ab-1712.txt: after = the -vv producer waits (main 39294fc). Not run on the
+# GPU machine (no device time left): before = 39294fc, after = + pipe-batch.patch (the byte
+# pipe's batched hand-offs); ab-local-pipe-batch.txt is that A/B on the 2-core build VM.
 #   bash docs/gpu-runs/2026-12-02-cachewriter/ab.sh   (carry: .carry/d21 as for ../2026-12-02-warmctx/dev.sh)
 R=$(cd "$(dirname "$0")/../../.." && pwd); C=$R/.carry/d21
 O=${OUT:-/tmp/out}; mkdir -p "$O"
