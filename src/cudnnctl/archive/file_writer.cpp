@@ -2,10 +2,10 @@
 #include "archive/file_writer.hpp"
 
 #include "util/thread_cpu.hpp"
+#include "util/timed_wait.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
@@ -156,11 +156,8 @@ Status BackgroundWriter::flush_slot() {
 
 Status BackgroundWriter::take_slot() {
   std::unique_lock lock(m_mutex);
-  if (!m_error && m_free.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    m_changed.wait(lock, [&] { return m_error || !m_free.empty(); });
-    m_waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  util::timed_wait(
+      m_changed, lock, [&] { return m_error || !m_free.empty(); }, m_waited_s);
   TRY(first_error_locked());
   m_fill = m_free.back();
   m_free.pop_back();

@@ -1,28 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/pipe_source.hpp"
 
+#include "util/timed_wait.hpp"
+
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
 namespace cudnnctl::archive {
 
-namespace {
-
-// Waits on `cv` until `ready`, adding the time it waited (none when ready already) to `total`.
-template <class Ready>
-void timed_wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Ready ready,
-                double& total) {
-  if (ready()) {
-    return;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  cv.wait(lock, ready);
-  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-} // namespace
+using util::timed_wait;
 
 BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
   if (capacity == 0) {

@@ -375,7 +375,7 @@ ProbeResult parse_probe(const util::ProcessResult& p, std::chrono::seconds timeo
     r.process = "exit status " + std::to_string(r.exit_reported.value_or(-1)) +
                 " (reported once its exit handlers ran)";
   }
-  if (!p.ok() && !p.err.empty()) {
+  if (!r.process_ok && !p.err.empty()) {
     r.process += " (" + last_line(p.err) + ")";
   }
   return r;
@@ -422,13 +422,11 @@ ProbeResult WarmProbe::run(std::chrono::seconds timeout) {
   // Judged once its last line says its exit handlers ran: the kernel's teardown of the GPU
   // context that follows (0.1 s on an H200) is not waited for.
   auto exited = [](const std::string& out) {
-    const size_t end = out.size();
-    if (end < 2 || out[end - 1] != '\n') {
-      return false;
+    if (out.empty() || out.back() != '\n') {
+      return false; // a line still coming
     }
-    const size_t start = out.rfind('\n', end - 2);
-    return out.compare(start == std::string::npos ? 0 : start + 1, 17, "{\"event\": \"exit\",") ==
-           0;
+    const auto last = json_lines(last_line(out));
+    return !last.empty() && str_of(last.front(), "event") == "exit";
   };
   return parse_probe(
       m_child.wait(std::chrono::duration_cast<std::chrono::milliseconds>(timeout), exited),

@@ -2,9 +2,9 @@
 #include "util/sha256_worker.hpp"
 
 #include "util/thread_cpu.hpp"
+#include "util/timed_wait.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -34,11 +34,8 @@ void Sha256Worker::update(const void* data, size_t size) {
   while (size > 0) {
     if (m_fill < 0) {
       std::unique_lock lock(m_mutex);
-      if (m_free.empty()) {
-        const auto t0 = std::chrono::steady_clock::now();
-        m_changed.wait(lock, [&] { return !m_free.empty(); });
-        m_waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }
+      timed_wait(
+          m_changed, lock, [&] { return !m_free.empty(); }, m_waited_s);
       m_fill = m_free.back();
       m_free.pop_back();
       m_fill_length = 0;
