@@ -9,6 +9,8 @@ find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+# The repack's frames (archive/zstd_frames.*): libarchive links libzstd already.
+pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 if(CUDNNCTL_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()

@@ -135,6 +135,12 @@ expect_not_contains() {
 # expect_file PATH: a regular file (symlinks followed). expect_dir PATH: a directory.
 expect_file() { [ -f "$1" ] || fail "expected a regular file at $1"; }
 expect_dir() { [ -d "$1" ] || fail "expected a directory at $1"; }
+# flip_byte FILE OFFSET: inverts one byte (writing a constant could leave it as it was).
+flip_byte() {
+  python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0xFF]))' "$1" "$2"
+}
 # expect_no_file PATH: nothing at PATH, not even a dangling symlink.
 expect_no_file() { [ ! -e "$1" ] && [ ! -L "$1" ] || fail "expected nothing at $1"; }
 

@@ -2,6 +2,7 @@
 #include "archive/backup_writer.hpp"
 
 #include "archive/handles.hpp"
+#include "archive/zstd_frames.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -34,17 +35,25 @@ struct BackupWriter::Impl {
   util::Sha256 out_hash; // of the compressed bytes, as they are written
   std::string out_digest;
   bool finished = false;
+  // independent_frames: libarchive writes the plain tar, compressed here frame by frame.
+  std::optional<FrameWriter> frames;
 
-  // libarchive's write callback: the bytes go to the file and into the output's hash, so the
-  // backup's own sha256 needs no second read of the file.
+  // The compressed bytes go to the file and into the output's hash, so the backup's own
+  // sha256 needs no second read of the file.
+  Status output(const void* buf, size_t n) {
+    TRY(util::write_all(fd, buf, n, "backup"));
+    out_hash.update(buf, n);
+    return {};
+  }
+
+  // libarchive's write callback.
   static la_ssize_t write_cb(struct archive* a, void* self, const void* buf, size_t n) {
     auto* impl = static_cast<Impl*>(self);
-    auto st = util::write_all(impl->fd, buf, n, "backup");
+    auto st = impl->frames ? impl->frames->write(buf, n) : impl->output(buf, n);
     if (!st) {
       archive_set_error(a, EIO, "%s", st.error().message.c_str());
       return -1;
     }
-    impl->out_hash.update(buf, n);
     return static_cast<la_ssize_t>(n);
   }
 
@@ -99,7 +108,8 @@ BackupWriter::BackupWriter(BackupWriter&&) noexcept = default;
 BackupWriter& BackupWriter::operator=(BackupWriter&&) noexcept = default;
 BackupWriter::~BackupWriter() = default;
 
-Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level) {
+Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level,
+                                        ZstdFraming framing) {
   auto impl = std::make_unique<Impl>();
   impl->a.reset(archive_write_new());
   if (!impl->a) {
@@ -109,12 +119,18 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level) {
   if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK) {
     return fail(impl->lib_error("pax format"));
   }
-  if (!add_filter(a, c)) {
+  if (c == Compression::zstd && framing == ZstdFraming::independent_frames) {
+    Impl* self = impl.get();
+    TRY_ASSIGN(FrameWriter w,
+               FrameWriter::open(zstd_level != 0 ? zstd_level : 3,
+                                 [self](const void* d, size_t n) { return self->output(d, n); }));
+    impl->frames.emplace(std::move(w));
+  } else if (!add_filter(a, c)) {
     return fail(ErrorCode::environment, std::string("libarchive here cannot write ") +
                                             (c == Compression::zstd ? "zstd" : "gzip") +
                                             " without an external program");
   }
-  if (c == Compression::zstd) {
+  if (c == Compression::zstd && !impl->frames) {
     // zstd's own worker threads (libarchive >= 3.6): compression is most of a backup's CPU.
     unsigned n = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
     (void)archive_write_set_filter_option(a, "zstd", "threads", std::to_string(n).c_str());
@@ -235,6 +251,9 @@ Status BackupWriter::finish() {
   m_impl->finished = true;
   if (archive_write_close(m_impl->a.get()) != ARCHIVE_OK) {
     return fail(m_impl->lib_error("close"));
+  }
+  if (m_impl->frames) {
+    TRY(m_impl->frames->finish());
   }
   m_impl->out_digest = m_impl->out_hash.hex_final();
   return {};

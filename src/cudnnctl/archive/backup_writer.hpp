@@ -19,6 +19,9 @@ namespace cudnnctl::archive {
 // --- Interface ---
 
 enum class Compression { zstd, gzip };
+// zstd only: one stream (libarchive's, with its worker threads), or independent frames of
+// k_repack_frame_bytes that a reader can decode in parallel (archive/zstd_frames.hpp).
+enum class ZstdFraming { one_stream, independent_frames };
 
 // Whether libarchive can write `c` without an external program.
 [[nodiscard]] bool compression_supported(Compression c);
@@ -41,9 +44,10 @@ class BackupWriter {
 public:
   // Starts the compressed tar stream on `fd` (not owned: the caller fsyncs and renames it);
   // the fd must be at offset 0 of an empty file for output_sha256() to be the file's.
-  // zstd uses up to 4 worker threads; `zstd_level` 0 is libarchive's default (3).
+  // zstd uses up to 4 worker threads (one_stream); `zstd_level` 0 is libarchive's default (3).
   // Errors: environment when `c` is not supported or libarchive fails.
-  [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c, int zstd_level = 0);
+  [[nodiscard]] static Result<BackupWriter> open(int fd, Compression c, int zstd_level = 0,
+                                                 ZstdFraming framing = ZstdFraming::one_stream);
   BackupWriter(BackupWriter&&) noexcept;
   BackupWriter& operator=(BackupWriter&&) noexcept;
   ~BackupWriter();

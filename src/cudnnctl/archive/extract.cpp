@@ -465,7 +465,7 @@ Result<size_t> FileSource::read(char* buf, size_t capacity) {
 Result<std::vector<Entry>> extract(ByteSource& source, const std::filesystem::path& dest,
                                    const ExtractOptions& options) {
   TRY_ASSIGN(DestTree tree, DestTree::open(dest));
-  TRY_ASSIGN(Reader reader, Reader::open(source, options.format));
+  TRY_ASSIGN(Reader reader, Reader::open(source, options.format, options.decoder_threads));
   Extractor extractor(reader, tree, options);
   return extractor.run();
 }

@@ -93,6 +93,9 @@ struct ExtractOptions {
   size_t writer_threads = 0;
   // The compression the stream must have (anything else: ErrorCode::integrity).
   ArchiveFormat format = ArchiveFormat::tar_xz;
+  // tar_zstd of independent frames (a repack): decoder threads (0:
+  // archive::default_decoder_threads() for this machine).
+  size_t decoder_threads = 0;
 };
 
 // The cap on the number of entries for an archive of `archive_size` bytes: one per KiB, at

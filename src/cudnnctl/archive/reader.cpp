@@ -2,6 +2,8 @@
 #include "archive/reader.hpp"
 
 #include "archive/handles.hpp"
+#include "archive/zstd_decoder.hpp"
+#include "util/thread_cpu.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,8 +29,20 @@ struct Reader::Impl {
   Impl(ByteSource& s, ArchiveFormat f)
       : source(&s), format(f), buffer(s.has_view() ? nullptr : new char[k_block_size]) {}
 
+  ~Impl() {
+    if (decoder) {
+      util::note_wait("the zstd decoders", decoder->wait_s());
+    }
+  }
+
   ByteSource* source;
   ArchiveFormat format;
+  // A repack of independent frames: decoded on several threads, libarchive reads plain tar.
+  std::unique_ptr<FrameDecoder> decoder;
+  // The first bytes pulled, to choose between the two ways of reading zstd: handed to the
+  // decoder, or to libarchive's first read (the sequential way).
+  bool replay_first = false;
+  std::string first;
   std::unique_ptr<char[]> buffer; // sources without a view of their own
   const char* block = nullptr;    // the bytes of the last pull(), for libarchive
   detail::ReadPtr ar;
@@ -142,6 +156,21 @@ la_ssize_t read_callback(struct archive* a, void* client_data, const void** buff
   if (impl->source_error) {
     return -1;
   }
+  if (impl->decoder) {
+    auto frame = impl->decoder->next();
+    if (!frame) {
+      impl->source_error = std::move(frame).error();
+      archive_set_error(a, EIO, "%s", "reading the archive failed");
+      return -1;
+    }
+    *buffer = frame->data();
+    return static_cast<la_ssize_t>(frame->size());
+  }
+  if (impl->replay_first) {
+    impl->replay_first = false;
+    *buffer = impl->first.data();
+    return static_cast<la_ssize_t>(impl->first.size());
+  }
   auto got = impl->pull();
   if (!got) {
     impl->source_error = std::move(got).error();
@@ -159,7 +188,34 @@ Reader::Reader(Reader&&) noexcept = default;
 Reader& Reader::operator=(Reader&&) noexcept = default;
 Reader::~Reader() = default;
 
-Result<Reader> Reader::open(ByteSource& source, ArchiveFormat format) {
+namespace {
+
+// Whether a zstd stream that starts with `first` is a repack of independent frames, each
+// recording its size (archive/zstd_frames.hpp): decided on the first frame's header.
+bool independent_frames(std::span<const unsigned char> first) {
+  auto size = frame_content_size(first);
+  return size && *size && **size <= k_max_parallel_frame_bytes;
+}
+
+// Starts the frame decoder over `impl`'s source, the first block pulled already.
+Status start_decoder(Reader::Impl& impl, std::span<const unsigned char> first, size_t threads) {
+  auto pull = [&impl]() -> Result<std::span<const unsigned char>> {
+    TRY_ASSIGN(size_t n, impl.pull());
+    return std::span(reinterpret_cast<const unsigned char*>(impl.block), n);
+  };
+  try {
+    impl.decoder = std::make_unique<FrameDecoder>(
+        pull, first, threads != 0 ? threads : default_decoder_threads());
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::environment,
+                std::string("cannot start the zstd decoder threads: ") + e.what());
+  }
+  return {};
+}
+
+} // namespace
+
+Result<Reader> Reader::open(ByteSource& source, ArchiveFormat format, size_t decoder_threads) {
   auto impl = std::make_unique<Impl>(source, format);
   impl->ar.reset(archive_read_new());
   struct archive* a = impl->ar.get();
@@ -171,10 +227,31 @@ Result<Reader> Reader::open(ByteSource& source, ArchiveFormat format) {
     return fail(ErrorCode::internal,
                 std::string("archive_read_support_format_tar: ") + archive_error_string(a));
   }
-  // ARCHIVE_WARN here means libarchive would run an external "xz"/"zstd" program: refuse that.
   const bool zstd = format == ArchiveFormat::tar_zstd;
+  if (zstd) {
+    // The first bytes (enough for the first frame's header) decide how the zstd layer is
+    // read; they are copied, as a view lasts only until the next pull.
+    constexpr size_t k_max_frame_header = 18;
+    while (impl->first.size() < k_max_frame_header) {
+      TRY_ASSIGN(size_t n, impl->pull());
+      if (n == 0) {
+        break;
+      }
+      impl->first.append(impl->block, n);
+    }
+    const auto first =
+        std::span(reinterpret_cast<const unsigned char*>(impl->first.data()), impl->first.size());
+    if (impl->has_magic() && independent_frames(first)) {
+      TRY(start_decoder(*impl, first, decoder_threads));
+    } else {
+      impl->replay_first = true;
+    }
+  }
+  // ARCHIVE_WARN here means libarchive would run an external "xz"/"zstd" program: refuse that.
   const char* filter_name = zstd ? "zstd" : "xz";
-  int rc = zstd ? archive_read_support_filter_zstd(a) : archive_read_support_filter_xz(a);
+  int rc = impl->decoder ? ARCHIVE_OK
+           : zstd        ? archive_read_support_filter_zstd(a)
+                         : archive_read_support_filter_xz(a);
   if (rc == ARCHIVE_WARN) {
     return fail(ErrorCode::environment, std::string("libarchive has no built-in ") + filter_name +
                                             " support (it would run an external " + filter_name +
@@ -192,8 +269,13 @@ Result<Reader> Reader::open(ByteSource& source, ArchiveFormat format) {
   }
   // Exactly one xz (zstd) layer over the tar data (filter 0 is the outermost decoder, the last
   // one the raw input): a plain tar, or xz inside xz, is not what NVIDIA ships.
-  if (!impl->has_magic() || archive_filter_count(a) != 2 ||
-      archive_filter_code(a, 0) != (zstd ? ARCHIVE_FILTER_ZSTD : ARCHIVE_FILTER_XZ)) {
+  // Frames decoded here: libarchive sees the tar itself, with no filter.
+  const bool layer_ok =
+      impl->decoder
+          ? archive_filter_count(a) == 1 && archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE
+          : archive_filter_count(a) == 2 &&
+                archive_filter_code(a, 0) == (zstd ? ARCHIVE_FILTER_ZSTD : ARCHIVE_FILTER_XZ);
+  if (!impl->has_magic() || !layer_ok) {
     return fail(ErrorCode::integrity, impl->not_this_format());
   }
   return Reader(std::move(impl));
@@ -238,7 +320,8 @@ Status Reader::skip_data() {
 
 Status Reader::finish() {
   // The tar reader stops at the end-of-archive blocks; the rest (record padding, the xz
-  // index and footer) is still in the source.
+  // index and footer) is still in the source. Frames not decoded yet are not needed.
+  m_impl->decoder.reset();
   while (!m_impl->eof) {
     TRY(m_impl->pull());
   }

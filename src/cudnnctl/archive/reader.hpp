@@ -24,8 +24,12 @@ public:
   // no magic, or compression other than exactly one layer of `format`), integrity "corrupt
   // archive: ..." for bad data, the source's own error unchanged when its read() fails,
   // environment when libarchive lacks the built-in filter or memory runs out.
+  // A zstd stream whose first frame records a content size of at most
+  // k_max_parallel_frame_bytes (a repack written by this cudnnctl) is decoded frame by frame
+  // on `decoder_threads` threads (0: default_decoder_threads()); any other by libarchive.
   [[nodiscard]] static Result<Reader> open(ByteSource& source,
-                                           ArchiveFormat format = ArchiveFormat::tar_xz);
+                                           ArchiveFormat format = ArchiveFormat::tar_xz,
+                                           size_t decoder_threads = 0);
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;
   ~Reader();

@@ -81,7 +81,8 @@ Result<Sidecar> write_repack(const fs::path& original, const manifest::Package& 
   TRY(util::make_dirs(dest.parent_path()));
   TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(dest, tmp_dir));
   TRY_ASSIGN(archive::BackupWriter w,
-             archive::BackupWriter::open(file.fd(), archive::Compression::zstd, level));
+             archive::BackupWriter::open(file.fd(), archive::Compression::zstd, level,
+                                         archive::ZstdFraming::independent_frames));
   TRY(write_members(w, tmp.path, s.top, entries));
   TRY(w.finish());
   s.repack_sha256 = w.output_sha256();

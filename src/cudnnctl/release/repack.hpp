@@ -23,9 +23,10 @@ inline constexpr int k_repack_zstd_level = 3;
 // Extracts `original` (a local file that must match `pkg`: size and sha256, checked in the
 // same pass) into a temporary directory under `work_dir` (removed afterwards), and writes
 // DEST (a temporary in `tmp_dir` on DEST's filesystem, fsynced, renamed) as a pax tar of the same
-// top folder and entries, in archive order, in one zstd layer of `level`. Returns the sidecar
-// (original, repack, entries). Errors: integrity (the original does not match, hostile entries),
-// environment (disk, libarchive without built-in zstd).
+// top folder and entries, in archive order, in one zstd layer of `level` made of independent
+// frames of archive::k_repack_frame_bytes each (install decodes them in parallel). Returns the
+// sidecar (original, repack, entries). Errors: integrity (the original does not match, hostile
+// entries), environment (disk, libarchive without built-in zstd).
 [[nodiscard]] Result<Sidecar>
 write_repack(const std::filesystem::path& original, const manifest::Package& pkg,
              const std::string& repack_relative_path, const std::filesystem::path& work_dir,

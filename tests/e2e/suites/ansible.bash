@@ -42,14 +42,7 @@ start_nginx "$M"
 GOOD=$MIRROR_URL/
 BADM=$E2E_TMP/bad-mirror
 cp -a "$M" "$BADM"
-python3 - "$BADM/$A927" <<'EOF'
-import sys
-with open(sys.argv[1], "r+b") as f:
-    f.seek(300)
-    b = f.read(1)
-    f.seek(300)
-    f.write(bytes([b[0] ^ 0xFF]))
-EOF
+flip_byte "$BADM/$A927" 300
 cmp -s "$M/$A927" "$BADM/$A927" && fail "flipping a byte changed nothing"
 start_nginx "$BADM"
 BAD=$MIRROR_URL/

@@ -137,7 +137,7 @@ expect_eq "$(installed_sums "$R3")" "$(installed_sums "$R2")"
 TEST "changed repack bytes: sha256 mismatch, warning, the original xz, nothing cached"
 copy_site bytes-changed
 size=$(stat -c %s "$E2E_TMP/bytes-changed/$Z91")
-printf '\x5a' | dd of="$E2E_TMP/bytes-changed/$Z91" bs=1 seek=$((size / 2)) conv=notrunc status=none
+flip_byte "$E2E_TMP/bytes-changed/$Z91" $((size / 2))
 R4=$(host_root "$D/cudnnctl-pins.sha256")
 expect_exit 0 cudnnctl --root "$R4" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
 expect_json 'd["data"]["archive"]["form"]' xz

@@ -73,7 +73,7 @@ expect_exit 0 cudnnctl --root "$R2" --json verify
 # A cached repack whose bytes changed is hashed before use, dropped and downloaded again.
 R3=$(host_root "$D/cudnnctl-pins.sha256")
 mkdir -p "$R3/var/cache/cudnnctl" && cp "$R1/var/cache/cudnnctl/$ZSHA.tar.zst" "$R3/var/cache/cudnnctl/"
-printf '\x5a' | dd of="$R3/var/cache/cudnnctl/$ZSHA.tar.zst" bs=1 seek=1000 conv=notrunc status=none
+flip_byte "$R3/var/cache/cudnnctl/$ZSHA.tar.zst" 1000
 before=$(wc -l <"$SITE_LOG")
 expect_exit 0 cudnnctl --root "$R3" --mirror "$SITE" --cuda 12 --json install 9.1.0
 expect_json 'd["data"]["archive"]["form"]' repack
@@ -128,7 +128,7 @@ expect_exit 4 cudnnctl --root "$R" --mirror "$SITE" --cuda 12 --json \
 expect_error "but the site pin"
 mkdir -p "$O/c" && cp "$D/$Z91" "$O/c/" && cp "$D/$SC" "$O/c/"
 size=$(stat -c %s "$O/c/$(basename "$Z91")")
-printf '\x5a' | dd of="$O/c/$(basename "$Z91")" bs=1 seek=$((size / 2)) conv=notrunc status=none
+flip_byte "$O/c/$(basename "$Z91")" $((size / 2))
 expect_exit 4 cudnnctl --root "$R" --mirror "$SITE" --cuda 12 --json install --archive "$O/c/$(basename "$Z91")"
 expect_error "sha256"
 no_entry "$R"
