@@ -256,6 +256,54 @@ TEST_CASE("BytePipe read_view: a full ring waits until the lent bytes are releas
   CHECK(std::string(next->data(), next->size()) == "56");
 }
 
+TEST_CASE("BytePipe hands over in batches: a side that waited is woken for a quarter of it",
+          "[stream][pipe]") {
+  SECTION("an empty pipe's reader waits for 16 of 64 bytes, or the end") {
+    BytePipe pipe(64);
+    std::atomic<size_t> got{0};
+    std::thread reader([&] {
+      auto view = pipe.read_view(64);
+      got = view ? view->size() : 999;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the reader waits now
+    REQUIRE(pipe.write("abcd", 4));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const size_t early = got.load(); // not woken for 4 bytes
+    REQUIRE(pipe.write("efghijklmnop", 12));
+    reader.join();
+    CHECK(early == 0);
+    CHECK(got == 16);
+    // The end of the stream wakes it for fewer.
+    std::thread tail([&] {
+      auto view = pipe.read_view(64); // releases the 16, waits on the empty pipe
+      got = view ? view->size() : 999;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(pipe.write("xy", 2));
+    pipe.close_write();
+    tail.join();
+    CHECK(got == 2);
+  }
+  SECTION("a full pipe's writer waits for 16 bytes of room") {
+    BytePipe pipe(64);
+    REQUIRE(pipe.write(std::string(64, 'a').data(), 64));
+    std::atomic<bool> wrote{false};
+    std::thread writer([&] {
+      (void)pipe.write("b", 1);
+      wrote = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    char buf[16];
+    REQUIRE(*pipe.read(buf, 4) == 4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const bool early = wrote.load(); // 4 bytes of room: still waiting
+    REQUIRE(*pipe.read(buf, 12) == 12);
+    writer.join();
+    CHECK_FALSE(early);
+    CHECK(pipe.bytes_written() == 65);
+  }
+}
+
 TEST_CASE("PipeSource read_view counts the bytes and reaches end of stream", "[stream][pipe]") {
   BytePipe pipe(32);
   std::vector<uint64_t> totals;

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""ab2.py CARRY MIRROR WORKDIR ROUNDS: the repack as the builds write it, side by side. The
-`before` build writes site-one (libarchive's one zstd stream), the `after` build site-frames
-(independent 1 MiB frames). Every round (order reversed every other round): `zstd -dc` of
+"""ab2.py CARRY MIRROR WORKDIR ROUNDS [A B]: the repack as the builds write it, side by side.
+Build A (default `before`) writes site-one (before: libarchive's one zstd stream), build B
+(default `after`) site-frames (independent 1 MiB frames). Every round (order reversed every other round): `zstd -dc` of
 both repacks, install by `before` from site-one and by `after` from site-frames (file://, a
 fresh root each, `sync` before each). Prints medians and the per-round ratios of each install
 to both `zstd -dc`s, so that the frames' own cost to `zstd -dc` shows."""
 import glob, os, re, shutil, statistics, subprocess, sys, time
 
 C, M, W, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+A, B = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else ("before", "after")
 shutil.rmtree(W, ignore_errors=True)
 
 def root(p):
@@ -17,7 +18,7 @@ def root(p):
     return p
 
 sites = {}
-for b, name in (("before", "one"), ("after", "frames")):
+for b, name in ((A, "one"), (B, "frames")):
     site = os.path.join(W, "site-" + name)
     subprocess.run([os.path.join(C, b, "cudnnctl"), "--root", root(os.path.join(W, "m-" + name)),
                     "--mirror", "file://" + M, "--platform", "linux-x86_64", "--cuda", "13", "mirror",
@@ -52,8 +53,8 @@ def install(b):
 
 rows = []
 for r in range(rounds):
-    order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
-    z = {"one": zstd_dc(sites["before"][1]), "frames": zstd_dc(sites["after"][1])}
+    order = [A, B] if r % 2 == 0 else [B, A]
+    z = {"one": zstd_dc(sites[A][1]), "frames": zstd_dc(sites[B][1])}
     w = {}
     for b in order:
         w[b], line = install(b)
@@ -61,8 +62,9 @@ for r in range(rounds):
     rows.append((z, w))
 med = statistics.median
 print("medians over %d rounds:" % rounds)
-print("  zstd -dc: one stream %.3f s, frames %.3f s" % (med(x[0]["one"] for x in rows), med(x[0]["frames"] for x in rows)))
-for b in ("before", "after"):
+print("  zstd -dc: %s's repack %.3f s, %s's %.3f s" % (A, med(x[0]["one"] for x in rows), B, med(x[0]["frames"] for x in rows)))
+print("  (one = %s's site, frames = %s's)" % (A, B))
+for b in (A, B):
     print("  install %-6s %.3f s; / zstd -dc of one stream %.3f; / zstd -dc of frames %.3f" %
           (b, med(x[1][b] for x in rows), med(x[1][b] / x[0]["one"] for x in rows),
            med(x[1][b] / x[0]["frames"] for x in rows)))

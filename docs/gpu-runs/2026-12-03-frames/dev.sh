@@ -5,8 +5,10 @@
 # repacks its own site), then ab.py: both builds alternated over the after build's site
 # (the framed repack: before reads it through libarchive, after through the decoders).
 # run-0955.txt: the first call (frames with xxh64 checksums); run-1004.txt: AB2=1, frames
-# without checksums, two decoders; run-XXXX.txt: BENCH_BINS=pipe AB_BINS="after pipe", pipe = after
-# + ../2026-12-02-cachewriter/pipe-batch.patch (the byte pipe's batched hand-offs).
+# without checksums, two decoders; run-1017.txt: BENCH_BINS=pipe AB_BINS="after pipe", pipe = after
+# + ../2026-12-02-cachewriter/pipe-batch.patch (the byte pipe's batched hand-offs);
+# run-YYYY.txt: BENCH_BINS=order AB2=1 AB_BINS="pipe order", order = pipe + the repack's files
+# largest first (each build installs the repack it wrote).
 #   bash docs/gpu-runs/2026-12-03-frames/dev.sh   (carry: .carry/d21 with before/ and after/,
 #   each cudnnctl (RUNPATH $ORIGIN/lib) + cudnnctl-smoke + lib/libarchive.so.13; bin/ with
 #   nginx, zstd, GNU time; stub/ the stub-9.18.1 mirror)
@@ -30,7 +32,7 @@ for b in ${BENCH_BINS:-before after}; do
 done
 if [ -n "$AB2" ]; then
   echo "== ab2.py: ${ROUNDS:-8} rounds, each build from the site it writes, zstd -dc of both repacks"
-  PYTHONUNBUFFERED=1 python3 "$R/docs/gpu-runs/2026-12-03-frames/ab2.py" "$C" "$M" /tmp/ab2 "${ROUNDS:-8}"
+  PYTHONUNBUFFERED=1 python3 "$R/docs/gpu-runs/2026-12-03-frames/ab2.py" "$C" "$M" /tmp/ab2 "${ROUNDS:-8}" ${AB_BINS:-before after}
 else
   echo "== ab.py: ${ROUNDS:-8} alternated rounds from file://, the after build's (framed) site"
   PYTHONUNBUFFERED=1 python3 "$R/docs/gpu-runs/2026-12-02-cachewriter/ab.py" "$C" "$M" /tmp/ab "${ROUNDS:-8}" ${AB_BINS:-before after}

@@ -11,7 +11,8 @@ namespace cudnnctl::archive {
 
 using util::timed_wait;
 
-BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
+BytePipe::BytePipe(size_t capacity)
+    : m_capacity(capacity), m_wake(std::max<size_t>(1, std::min(capacity / 4, size_t{1} << 20))) {
   if (capacity == 0) {
     throw std::invalid_argument("BytePipe: capacity 0");
   }
@@ -21,8 +22,13 @@ BytePipe::BytePipe(size_t capacity) : m_capacity(capacity) {
 Status BytePipe::write(const char* data, size_t size) {
   std::unique_lock lock(m_mutex);
   while (size > 0) {
-    timed_wait(
-        m_writable, lock, [&] { return m_read_closed || m_used < m_capacity; }, m_write_wait_s);
+    if (m_used == m_capacity) {
+      m_writer_waiting = true;
+      timed_wait(
+          m_writable, lock, [&] { return m_read_closed || m_capacity - m_used >= m_wake; },
+          m_write_wait_s);
+      m_writer_waiting = false;
+    }
     if (m_read_closed) {
       if (m_read_error) {
         return fail(*m_read_error);
@@ -42,7 +48,9 @@ Status BytePipe::write(const char* data, size_t size) {
     m_high_water = std::max(m_high_water, m_used);
     data += n;
     size -= n;
-    m_readable.notify_one();
+    if (m_reader_waiting && m_used >= m_wake) {
+      m_readable.notify_one();
+    }
   }
   return {};
 }
@@ -73,14 +81,21 @@ void BytePipe::release_lent_locked() {
   m_used -= m_lent;
   m_read += m_lent;
   m_lent = 0;
-  m_writable.notify_one();
+  if (m_writer_waiting && m_capacity - m_used >= m_wake) {
+    m_writable.notify_one();
+  }
 }
 
 Status BytePipe::wait_readable(std::unique_lock<std::mutex>& lock) {
   release_lent_locked();
-  timed_wait(
-      m_readable, lock, [&] { return m_abort || m_used > 0 || m_write_closed || m_read_closed; },
-      m_read_wait_s);
+  if (m_used == 0) {
+    m_reader_waiting = true;
+    timed_wait(
+        m_readable, lock,
+        [&] { return m_abort || m_used >= m_wake || m_write_closed || m_read_closed; },
+        m_read_wait_s);
+    m_reader_waiting = false;
+  }
   if (m_abort) {
     return fail(*m_abort);
   }
@@ -112,7 +127,9 @@ Result<size_t> BytePipe::read(char* buf, size_t capacity) {
     done += n;
   }
   m_read += done;
-  m_writable.notify_one();
+  if (m_writer_waiting && m_capacity - m_used >= m_wake) {
+    m_writable.notify_one();
+  }
   return done;
 }
 

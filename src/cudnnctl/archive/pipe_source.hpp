@@ -46,8 +46,10 @@ public:
 
   // --- consumer side ---
 
-  // Moves up to `capacity` buffered bytes into `buf`, waiting until at least one byte, the
-  // end of the stream (0) or an abort (its error) is there.
+  // Moves up to `capacity` buffered bytes into `buf`. When nothing is buffered it waits until
+  // a hand-off's worth (min(capacity() / 4, 1 MiB), at least 1 byte) is, or the end of the
+  // stream (0) or an abort (its error); a write() waiting for space likewise waits for that
+  // much room.
   [[nodiscard]] Result<size_t> read(char* buf, size_t capacity);
   // read() without the copy: up to `max` buffered bytes in place (empty at the end of the
   // stream). They stay valid, and their space is not reused, until the next read_view(),
@@ -76,6 +78,9 @@ private:
   [[nodiscard]] Status wait_readable(std::unique_lock<std::mutex>& lock);
 
   const size_t m_capacity;
+  // A side that had to wait is woken once this many bytes (or this much space) are there, or
+  // the stream ends: 1 MiB hand-offs, not one futex wake per 16 KiB libcurl chunk.
+  const size_t m_wake;
   std::unique_ptr<char[]> m_ring;
   mutable std::mutex m_mutex;
   std::condition_variable m_readable; // data, EOF or abort
@@ -90,6 +95,8 @@ private:
   double m_read_wait_s = 0;
   bool m_write_closed = false;
   bool m_read_closed = false;
+  bool m_reader_waiting = false;
+  bool m_writer_waiting = false;
   std::optional<Error> m_abort;      // producer's abort error (for the reader)
   std::optional<Error> m_read_error; // reader's close error (for the writer)
 };
