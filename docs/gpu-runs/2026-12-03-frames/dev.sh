@@ -7,8 +7,8 @@
 # run-0955.txt: the first call (frames with xxh64 checksums); run-1004.txt: AB2=1, frames
 # without checksums, two decoders; run-1017.txt: BENCH_BINS=pipe AB_BINS="after pipe", pipe = after
 # + ../2026-12-02-cachewriter/pipe-batch.patch (the byte pipe's batched hand-offs);
-# run-YYYY.txt: BENCH_BINS=order AB2=1 AB_BINS="pipe order", order = pipe + the repack's files
-# largest first (each build installs the repack it wrote).
+# run-1051.txt: BENCH_BINS=order AB2=1 AB_BINS="pipe order", order = pipe + the repack's files
+# largest first (order.patch; each build installs the repack it wrote): no gain, not merged.
 #   bash docs/gpu-runs/2026-12-03-frames/dev.sh   (carry: .carry/d21 with before/ and after/,
 #   each cudnnctl (RUNPATH $ORIGIN/lib) + cudnnctl-smoke + lib/libarchive.so.13; bin/ with
 #   nginx, zstd, GNU time; stub/ the stub-9.18.1 mirror)

@@ -157,7 +157,14 @@ la_ssize_t read_callback(struct archive* a, void* client_data, const void** buff
     return -1;
   }
   if (impl->decoder) {
-    auto frame = impl->decoder->next();
+    Result<std::span<const char>> frame = fail(ErrorCode::internal, "zstd decoder: no result");
+    try {
+      frame = impl->decoder->next();
+    } catch (const std::bad_alloc&) {
+      frame = fail(ErrorCode::environment, "out of memory while reading the archive's zstd frames");
+    } catch (const std::exception& e) {
+      frame = fail(ErrorCode::internal, std::string("zstd decoder threw: ") + e.what());
+    }
     if (!frame) {
       impl->source_error = std::move(frame).error();
       archive_set_error(a, EIO, "%s", "reading the archive failed");

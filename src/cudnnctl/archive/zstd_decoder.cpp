@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <new>
 #include <string>
 #include <zstd.h>
 
@@ -52,6 +53,26 @@ FrameDecoder::~FrameDecoder() {
   }
 }
 
+std::string FrameDecoder::decode(Slot& s, ZSTD_DCtx* dctx) {
+  if (s.out_capacity < s.content) {
+    s.out.reset(new (std::nothrow) char[s.content]);
+    s.out_capacity = s.out ? s.content : 0;
+  }
+  if (dctx == nullptr || s.out_capacity < s.content) {
+    s.oom = true;
+    return "out of memory";
+  }
+  const size_t n = ZSTD_decompressDCtx(dctx, s.out.get(), s.content, s.in.data(), s.in.size());
+  if (ZSTD_isError(n) != 0) {
+    return ZSTD_getErrorName(n);
+  }
+  if (n != s.content) {
+    return "it decodes to " + std::to_string(n) + " bytes, its header says " +
+           std::to_string(s.content);
+  }
+  return {};
+}
+
 void FrameDecoder::decode_loop() {
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   std::unique_lock<std::mutex> lock(m_mutex);
@@ -65,23 +86,7 @@ void FrameDecoder::decode_loop() {
     s.state = SlotState::decoding;
     lock.unlock();
     // The slot is this thread's until it is marked done or failed.
-    std::string error;
-    if (!dctx) {
-      error = "out of memory: ZSTD_createDCtx failed";
-    } else {
-      if (s.out_capacity < s.content) {
-        s.out = std::make_unique_for_overwrite<char[]>(s.content);
-        s.out_capacity = s.content;
-      }
-      const size_t n =
-          ZSTD_decompressDCtx(dctx.get(), s.out.get(), s.content, s.in.data(), s.in.size());
-      if (ZSTD_isError(n) != 0) {
-        error = ZSTD_getErrorName(n);
-      } else if (n != s.content) {
-        error = "it decodes to " + std::to_string(n) + " bytes, its header says " +
-                std::to_string(s.content);
-      }
-    }
+    std::string error = decode(s, dctx.get());
     lock.lock();
     s.error = std::move(error);
     s.state = s.error.empty() ? SlotState::done : SlotState::failed;
@@ -93,6 +98,7 @@ void FrameDecoder::decode_loop() {
 
 Result<bool> FrameDecoder::fill(Slot& s) {
   s.in.clear();
+  s.oom = false;
   m_scanner.next();
   uint64_t start = m_offset;
   while (true) {
@@ -174,6 +180,10 @@ Result<std::span<const char>> FrameDecoder::next() {
         m_decoded.wait(lock,
                        [&] { return s.state == SlotState::done || s.state == SlotState::failed; });
         m_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      if (s.state == SlotState::failed && s.oom) {
+        return fail(ErrorCode::environment, "out of memory while decoding zstd frame " +
+                                                std::to_string(s.index) + " of the archive");
       }
       if (s.state == SlotState::failed) {
         return fail(ErrorCode::integrity, "corrupt archive: zstd frame " + std::to_string(s.index) +

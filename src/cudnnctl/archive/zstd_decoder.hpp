@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+struct ZSTD_DCtx_s; // zstd.h's ZSTD_DCtx
+
 namespace cudnnctl::archive {
 
 // --- Interface ---
@@ -60,12 +62,15 @@ private:
     uint64_t offset = 0; // of its first byte in the compressed stream
     SlotState state = SlotState::free;
     std::string error;
+    bool oom = false; // its output buffer could not be allocated
   };
 
   Slot& slot(uint64_t frame) { return m_slots[frame % m_slots.size()]; }
   // Reads the next frame into `s` and queues it; false at a clean end of the stream.
   [[nodiscard]] Result<bool> fill(Slot& s);
   void decode_loop();
+  // Decodes `s` (owned by the calling thread) into its output: "" or what went wrong.
+  static std::string decode(Slot& s, ::ZSTD_DCtx_s* dctx);
 
   Pull m_pull;
   std::span<const unsigned char> m_pending; // pulled, not yet given to the scanner
