@@ -371,3 +371,36 @@ TEST_CASE("BackupWriter with independent frames writes a repack's frames of 1 Mi
   CHECK(read_bytes(dir / "x/big") == read_bytes(dir / "big"));
   (void)util::remove_tree(dir);
 }
+
+TEST_CASE("a zstd stream whose first frame is larger than 8 MiB is read by libarchive",
+          "[archive][zstd]") {
+  const fs::path dir = fs::temp_directory_path() / ("cudnnctl-bigframe-" + util::random_hex());
+  fs::create_directories(dir);
+  const std::string top = "cudnn-linux-x86_64-9.9.9.9_cuda12-archive";
+  const std::string data = random_bytes((9 << 20) + 3, 5);
+  write_tar(dir / "a.tar", {mk_dir(top), mk_file(top + "/big.so", data)},
+            archive_test::Compression::none);
+  const std::string tar = read_bytes(dir / "a.tar");
+  // One frame as `zstd` writes a file it knows the size of: the size is in the header.
+  std::string z(ZSTD_compressBound(tar.size()), '\0');
+  z.resize(ZSTD_compress(z.data(), z.size(), tar.data(), tar.size(), 3));
+  REQUIRE(ZSTD_getFrameContentSize(z.data(), z.size()) == tar.size());
+  REQUIRE(tar.size() > archive::k_max_parallel_frame_bytes);
+  write_bytes(dir / "one.tar.zst", z);
+  archive::ExtractOptions o;
+  o.format = archive::ArchiveFormat::tar_zstd;
+  o.writing = archive::FileWriting::background;
+  fs::create_directories(dir / "x");
+  (void)util::take_thread_cpu();
+  auto got = archive::extract_file(dir / "one.tar.zst", dir / "x", o);
+  REQUIRE(got);
+  std::vector<std::string> threads;
+  for (const auto& [thread, cpu] : util::take_thread_cpu()) {
+    threads.push_back(thread);
+  }
+  // The background writer's threads were noted, the decoders' were not there.
+  CHECK(std::find(threads.begin(), threads.end(), "file writer") != threads.end());
+  CHECK(std::find(threads.begin(), threads.end(), "zstd decoders") == threads.end());
+  CHECK(read_bytes(dir / "x/big.so") == data);
+  (void)util::remove_tree(dir);
+}
