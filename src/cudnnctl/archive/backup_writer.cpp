@@ -121,9 +121,9 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level,
   }
   if (c == Compression::zstd && framing == ZstdFraming::independent_frames) {
     Impl* self = impl.get();
-    TRY_ASSIGN(FrameWriter w,
-               FrameWriter::open(zstd_level != 0 ? zstd_level : 3,
-                                 [self](const void* d, size_t n) { return self->output(d, n); }));
+    TRY_ASSIGN(FrameWriter w, FrameWriter::open(zstd_level, [self](const void* d, size_t n) {
+                 return self->output(d, n);
+               }));
     impl->frames.emplace(std::move(w));
   } else if (!add_filter(a, c)) {
     return fail(ErrorCode::environment, std::string("libarchive here cannot write ") +

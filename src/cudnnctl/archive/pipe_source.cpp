@@ -81,6 +81,10 @@ void BytePipe::release_lent_locked() {
   m_used -= m_lent;
   m_read += m_lent;
   m_lent = 0;
+  notify_writer_locked();
+}
+
+void BytePipe::notify_writer_locked() {
   if (m_writer_waiting && m_capacity - m_used >= m_wake) {
     m_writable.notify_one();
   }
@@ -127,9 +131,7 @@ Result<size_t> BytePipe::read(char* buf, size_t capacity) {
     done += n;
   }
   m_read += done;
-  if (m_writer_waiting && m_capacity - m_used >= m_wake) {
-    m_writable.notify_one();
-  }
+  notify_writer_locked();
   return done;
 }
 

@@ -73,6 +73,8 @@ public:
 private:
   // Frees the space of the bytes lent by the last read_view().
   void release_lent_locked();
+  // Wakes a write() waiting for space once a hand-off's worth of room is there.
+  void notify_writer_locked();
   // For the reader: releases what was lent, then waits until bytes, the end of the stream, an
   // abort (its error) or close_read (internal) is there.
   [[nodiscard]] Status wait_readable(std::unique_lock<std::mutex>& lock);

@@ -3,7 +3,6 @@
 
 #include "archive/handles.hpp"
 #include "archive/zstd_decoder.hpp"
-#include "util/thread_cpu.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,12 +27,6 @@ la_ssize_t read_callback(struct archive* a, void* client_data, const void** buff
 struct Reader::Impl {
   Impl(ByteSource& s, ArchiveFormat f)
       : source(&s), format(f), buffer(s.has_view() ? nullptr : new char[k_block_size]) {}
-
-  ~Impl() {
-    if (decoder) {
-      util::note_wait("the zstd decoders", decoder->wait_s());
-    }
-  }
 
   ByteSource* source;
   ArchiveFormat format;
@@ -151,41 +144,39 @@ struct Reader::Impl {
 
 namespace {
 
+// The bytes for libarchive's next read: a decoded frame, the replayed first bytes, or the
+// source's next block.
+Result<std::span<const char>> next_input(Reader::Impl& impl) {
+  if (impl.decoder) {
+    try {
+      return impl.decoder->next();
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::environment, "out of memory while reading the archive's zstd frames");
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::internal, std::string("zstd decoder threw: ") + e.what());
+    }
+  }
+  if (impl.replay_first) {
+    impl.replay_first = false;
+    return std::span<const char>(impl.first);
+  }
+  TRY_ASSIGN(size_t n, impl.pull());
+  return std::span<const char>(impl.block, n);
+}
+
 la_ssize_t read_callback(struct archive* a, void* client_data, const void** buffer) {
   auto* impl = static_cast<Reader::Impl*>(client_data);
   if (impl->source_error) {
     return -1;
   }
-  if (impl->decoder) {
-    Result<std::span<const char>> frame = fail(ErrorCode::internal, "zstd decoder: no result");
-    try {
-      frame = impl->decoder->next();
-    } catch (const std::bad_alloc&) {
-      frame = fail(ErrorCode::environment, "out of memory while reading the archive's zstd frames");
-    } catch (const std::exception& e) {
-      frame = fail(ErrorCode::internal, std::string("zstd decoder threw: ") + e.what());
-    }
-    if (!frame) {
-      impl->source_error = std::move(frame).error();
-      archive_set_error(a, EIO, "%s", "reading the archive failed");
-      return -1;
-    }
-    *buffer = frame->data();
-    return static_cast<la_ssize_t>(frame->size());
-  }
-  if (impl->replay_first) {
-    impl->replay_first = false;
-    *buffer = impl->first.data();
-    return static_cast<la_ssize_t>(impl->first.size());
-  }
-  auto got = impl->pull();
+  auto got = next_input(*impl);
   if (!got) {
     impl->source_error = std::move(got).error();
     archive_set_error(a, EIO, "%s", "reading the archive failed");
     return -1;
   }
-  *buffer = impl->block;
-  return static_cast<la_ssize_t>(*got);
+  *buffer = got->data();
+  return static_cast<la_ssize_t>(got->size());
 }
 
 } // namespace

@@ -2,9 +2,9 @@
 #include "archive/zstd_decoder.hpp"
 
 #include "util/thread_cpu.hpp"
+#include "util/timed_wait.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <new>
 #include <string>
@@ -30,19 +30,17 @@ FrameDecoder::FrameDecoder(Pull pull, std::span<const unsigned char> first, size
       m_threads.emplace_back([this] { decode_loop(); });
     }
   } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_stop = true;
-    }
-    m_work.notify_all();
-    for (auto& t : m_threads) {
-      t.join();
-    }
+    stop_threads();
     throw;
   }
 }
 
 FrameDecoder::~FrameDecoder() {
+  util::note_wait("the zstd decoders", m_wait_s);
+  stop_threads();
+}
+
+void FrameDecoder::stop_threads() {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stop = true;
@@ -150,21 +148,11 @@ Result<bool> FrameDecoder::fill(Slot& s) {
 
 Result<std::span<const char>> FrameDecoder::next() {
   while (true) {
-    if (m_lent) {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      slot(m_next_out - 1).state = SlotState::free;
-      m_lent = false;
-    }
-    // Keep every decoder busy: fill each free slot ahead of the one read next.
+    // Keep every decoder busy: fill each free slot ahead of the one read next. The slots in
+    // use are those of frames m_next_out to m_next_fill - 1; the one lent by the last call
+    // (frame m_next_out - 1) is free again now.
     while (!m_source_done && m_next_fill - m_next_out < m_slots.size()) {
-      Slot& s = slot(m_next_fill);
-      {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        if (s.state != SlotState::free) {
-          break;
-        }
-      }
-      TRY_ASSIGN(bool filled, fill(s));
+      TRY_ASSIGN(bool filled, fill(slot(m_next_fill)));
       if (!filled) {
         m_source_done = true;
       }
@@ -175,12 +163,9 @@ Result<std::span<const char>> FrameDecoder::next() {
     Slot& s = slot(m_next_out);
     {
       std::unique_lock<std::mutex> lock(m_mutex);
-      if (s.state != SlotState::done && s.state != SlotState::failed) {
-        const auto t0 = std::chrono::steady_clock::now();
-        m_decoded.wait(lock,
-                       [&] { return s.state == SlotState::done || s.state == SlotState::failed; });
-        m_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }
+      util::timed_wait(
+          m_decoded, lock,
+          [&] { return s.state == SlotState::done || s.state == SlotState::failed; }, m_wait_s);
       if (s.state == SlotState::failed && s.oom) {
         return fail(ErrorCode::environment, "out of memory while decoding zstd frame " +
                                                 std::to_string(s.index) + " of the archive");
@@ -192,7 +177,6 @@ Result<std::span<const char>> FrameDecoder::next() {
       }
     }
     ++m_next_out;
-    m_lent = true;
     if (s.content > 0) {
       return std::span<const char>(s.out.get(), s.content);
     }

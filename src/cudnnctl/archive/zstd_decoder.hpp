@@ -38,7 +38,8 @@ public:
   FrameDecoder(Pull pull, std::span<const unsigned char> first, size_t threads);
   FrameDecoder(const FrameDecoder&) = delete;
   FrameDecoder& operator=(const FrameDecoder&) = delete;
-  // Stops the threads (a frame being decoded is finished first) and joins them.
+  // Stops the threads (a frame being decoded is finished first) and joins them; adds wait_s()
+  // to util::note_wait("the zstd decoders") for -vv.
   ~FrameDecoder();
 
   // The next non-empty frame content in stream order, valid until the next call; empty at the
@@ -58,9 +59,9 @@ private:
     std::unique_ptr<char[]> out;
     size_t out_capacity = 0;
     uint64_t content = 0;
-    uint64_t index = 0;  // the frame's number in the stream
-    uint64_t offset = 0; // of its first byte in the compressed stream
-    SlotState state = SlotState::free;
+    uint64_t index = 0;                // the frame's number in the stream
+    uint64_t offset = 0;               // of its first byte in the compressed stream
+    SlotState state = SlotState::free; // free: not filled yet, or its frame was handed out
     std::string error;
     bool oom = false; // its output buffer could not be allocated
   };
@@ -69,6 +70,7 @@ private:
   // Reads the next frame into `s` and queues it; false at a clean end of the stream.
   [[nodiscard]] Result<bool> fill(Slot& s);
   void decode_loop();
+  void stop_threads();
   // Decodes `s` (owned by the calling thread) into its output: "" or what went wrong.
   static std::string decode(Slot& s, ::ZSTD_DCtx_s* dctx);
 
@@ -79,7 +81,6 @@ private:
   bool m_source_done = false;
   uint64_t m_next_fill = 0;
   uint64_t m_next_out = 0;
-  bool m_lent = false; // slot(m_next_out - 1) is lent to the caller
   double m_wait_s = 0;
 
   std::vector<Slot> m_slots;

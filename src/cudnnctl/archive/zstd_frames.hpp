@@ -86,7 +86,8 @@ frame_content_size(std::span<const unsigned char> frame);
 class FrameWriter {
 public:
   using Sink = std::function<Status(const void* data, size_t size)>;
-  // Errors: environment when zstd cannot allocate its context or refuses `level`.
+  // `level` as zstd takes it (0: zstd's default, 3). Errors: environment when zstd cannot
+  // allocate its context or refuses `level`.
   [[nodiscard]] static Result<FrameWriter>
   open(int level, Sink out, size_t frame_bytes = k_repack_frame_bytes, bool checksum = false);
   FrameWriter(FrameWriter&&) noexcept;
