@@ -102,6 +102,9 @@ struct Fixture {
 
 TEST_CASE("fetch_archive downloads into <cache>/<sha256>.tar.xz", "[fetch][archive]") {
   Fixture f("fa_good");
+  // Durable (mirror) or not (install's cache entry, re-verified before every use: a power
+  // loss's zeros are "replaces a bad cached file" below): the same entry, no partial left.
+  f.request.durable = GENERATE(true, false);
   uint64_t last_done = 0;
   uint64_t last_total = 0;
   f.options.progress = [&](uint64_t done, uint64_t total) {
@@ -354,12 +357,16 @@ TEST_CASE("fetch_archive request checks and names", "[fetch][archive]") {
 
 TEST_CASE("PartialFile appends past the writeback step, truncates, reopens at its size",
           "[fetch][archive]") {
+  // Durable (writeback started every step, fsync before close) or not: the same bytes.
+  const bool durable = GENERATE(true, false);
+  CAPTURE(durable);
   const fs::path dir = fs::absolute("partial-writeback");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string data = random_bytes((20u << 20) + 12345, 41); // past 2 writeback steps
   {
-    auto partial = PartialFile::open(dir / "a.partial");
+    auto partial = PartialFile::open(dir / "a.partial", durable);
+    REQUIRE(partial->durable() == durable);
     REQUIRE(partial);
     for (size_t at = 0; at < data.size(); at += 16384) {
       REQUIRE(partial->append(std::string_view(data).substr(at, 16384)));

@@ -9,6 +9,8 @@
 #include "util/sha256.hpp"
 #include "verify/verify.hpp"
 
+#include <cerrno>
+#include <cstdio>
 #include <sys/stat.h>
 
 namespace cudnnctl::fetch {
@@ -62,6 +64,15 @@ Result<fs::path> verified(const fs::path& path, const ArchiveStream& stream) {
 // Makes the verified partial the cache entry.
 Status publish(PartialFile& partial, const fs::path& final_path) {
   TRY(partial.sync_and_close());
+  if (!partial.durable()) {
+    // Re-verified before every use: a rename that does not survive a power loss, or a file
+    // that reads as zeros after one, costs a download, nothing else.
+    if (::rename(partial.path().c_str(), final_path.c_str()) != 0) {
+      return fail_errno("cannot rename " + partial.path().string() + " to " + final_path.string(),
+                        errno);
+    }
+    return {};
+  }
   // rename + fsync of the directory: the entry appears whole or not at all.
   return util::rename_durable(partial.path(), final_path);
 }
@@ -100,7 +111,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   }
 
   // 2. A partial from an earlier run: re-hash (and replay) its bytes, then resume after them.
-  TRY_ASSIGN(PartialFile partial, PartialFile::open(partial_path));
+  TRY_ASSIGN(PartialFile partial, PartialFile::open(partial_path, request.durable));
   bool resumed = false; // the partial's bytes came from more than one transfer
   if (partial.size() > request.size) {
     TRY(partial.truncate()); // cannot be a prefix of the archive

@@ -85,7 +85,7 @@ Status replay_file(const std::filesystem::path& path, uint64_t length, ArchiveSt
   return {};
 }
 
-Result<PartialFile> PartialFile::open(const std::filesystem::path& path) {
+Result<PartialFile> PartialFile::open(const std::filesystem::path& path, bool durable) {
   TRY_ASSIGN(util::Fd fd, util::open_fd(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
@@ -94,7 +94,7 @@ Result<PartialFile> PartialFile::open(const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) {
     return fail(ErrorCode::environment, path.string() + " is not a regular file; remove it");
   }
-  return PartialFile(path, std::move(fd), static_cast<uint64_t>(st.st_size));
+  return PartialFile(path, std::move(fd), static_cast<uint64_t>(st.st_size), durable);
 }
 
 PartialFile::~PartialFile() {
@@ -118,7 +118,7 @@ Status PartialFile::write_buffered() {
   }
   m_buffer.clear();
   TRY(std::move(st));
-  if (m_written - m_flushed >= k_writeback_step) {
+  if (m_durable && m_written - m_flushed >= k_writeback_step) {
     // Advisory: its errors surface in the fsync before the rename. Without it the whole file
     // is still dirty at the end (far below the kernel's dirty thresholds) and that fsync
     // writes it all after the last byte arrived.
@@ -162,7 +162,7 @@ Status PartialFile::truncate() {
 
 Status PartialFile::sync_and_close() {
   TRY(write_buffered());
-  if (::fsync(m_fd.get()) != 0) {
+  if (m_durable && ::fsync(m_fd.get()) != 0) {
     return fail_errno("cannot fsync " + m_path.string(), errno);
   }
   return m_fd.close();

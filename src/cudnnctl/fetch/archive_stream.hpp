@@ -58,12 +58,14 @@ private:
                                  ArchiveStream& stream);
 
 // <sha256>.partial, opened for appending (O_APPEND: after a truncation writes go to byte 0
-// again without a seek). Writeback of what was appended is started every few MiB, so that the
-// fsync before the rename finds the file mostly on disk already.
+// again without a seek). Durable, writeback of what was appended is started every few MiB, so
+// that the fsync before the rename finds the file mostly on disk already; not durable, neither
+// happens (the kernel writes it back later).
 class PartialFile {
 public:
   // Opens or creates `path` (0644, O_NOFOLLOW) and returns it with its current size.
-  [[nodiscard]] static Result<PartialFile> open(const std::filesystem::path& path);
+  [[nodiscard]] static Result<PartialFile> open(const std::filesystem::path& path,
+                                                bool durable = true);
   PartialFile(PartialFile&&) noexcept = default;
   PartialFile& operator=(PartialFile&&) = delete;
   PartialFile(const PartialFile&) = delete;
@@ -74,17 +76,18 @@ public:
   [[nodiscard]] uint64_t size() const { return m_size; }
   [[nodiscard]] Status append(std::string_view data);
   [[nodiscard]] Status truncate();
-  // fsync then close: the bytes are on disk before the caller renames the file into place
-  // (a rename without it can leave a file of zeros after power loss).
+  // Durable: fsync then close, the bytes are on disk before the caller renames the file into
+  // place (a rename without it can leave a file of zeros after power loss). Else only close.
   [[nodiscard]] Status sync_and_close();
+  [[nodiscard]] bool durable() const { return m_durable; }
   // Closes; removes the file when it is empty (nothing worth resuming).
   [[nodiscard]] Status close_or_remove_if_empty();
   [[nodiscard]] const std::filesystem::path& path() const { return m_path; }
 
 private:
-  PartialFile(std::filesystem::path path, util::Fd fd, uint64_t size)
+  PartialFile(std::filesystem::path path, util::Fd fd, uint64_t size, bool durable)
       : m_path(std::move(path)), m_fd(std::move(fd)), m_size(size), m_written(size),
-        m_flushed(size) {}
+        m_flushed(size), m_durable(durable) {}
   // Writes the coalesced bytes (libcurl hands over 16 KiB at a time: one write(2) per MiB
   // instead of 64 on the download's thread).
   [[nodiscard]] Status write_buffered();
@@ -93,6 +96,7 @@ private:
   uint64_t m_size = 0;    // appended, the coalesced bytes included
   uint64_t m_written = 0; // written to the file
   uint64_t m_flushed = 0; // writeback started up to here
+  bool m_durable = true;
   std::vector<char> m_buffer;
 };
 

@@ -108,6 +108,13 @@ struct ArchiveRequest {
   // The cache file's suffix: NVIDIA's archives are <sha256>.tar.xz, a mirror's repacks
   // <sha256>.tar.zst (keyed by the repack's own sha256).
   std::string cache_suffix = ".tar.xz";
+  // Whether the file is fsynced (and its writeback started as it grows) before it is renamed
+  // into place. An install's cache entry need not be: it is re-verified before every use (a
+  // file renamed without fsync can read as zeros after a power loss), and skipping it leaves
+  // the disk's write bandwidth during the one pass to the files being installed, which are
+  // fsynced before the switch (docs/BENCHMARKS.md). The mirror's files, served to the fleet,
+  // are.
+  bool durable = true;
 };
 
 // <cache_dir>/<sha256 in lower case><suffix>: where fetch_archive keeps the verified archive

@@ -300,6 +300,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
                      : "downloading and extracting " + file_name) +
              " (" + util::human_bytes(form.size) + ")");
     fetch::ArchiveRequest req{form.urls, form.sha256, form.size, suffix};
+    req.durable = false; // a cache entry: re-verified before every use (fetch.hpp)
     fetch::Options fo = release::fetch_options(sources(ctx));
     fo.progress = on_bytes;
     TRY(fetch::fetch_archive(req, ctx.layout().cache_dir(), fo, &sink));
