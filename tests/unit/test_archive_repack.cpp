@@ -8,7 +8,9 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 
 using namespace cudnnctl;
 using namespace archive_test;
@@ -112,6 +114,99 @@ TEST_CASE("write_repack: same entries as the original, sidecar round trip, per-f
   CHECK_FALSE(release::check_extracted(more, *got, {}));
   CHECK(release::check_extracted(
       more, *got, [](std::string_view p, archive::EntryKind) { return p != "lib/extra.so"; }));
+}
+
+TEST_CASE("write_repack lists chunk digests; a host hashing in chunks checks every chunk",
+          "[archive]") {
+  RepackDir d;
+  const fs::path xz = d.path / (k_repack_top + ".tar.xz");
+  auto tree = repack_tree();
+  const std::string big = random_bytes((5u << 20) / 2, 21); // 2.5 MiB: three chunks
+  tree.push_back(mk_file(k_repack_top + "/lib/libcudnn_big.so.9", big, 0755));
+  write_tar(xz, tree, Compression::xz);
+  const auto pkg = repack_package(xz);
+  const fs::path zst = d.path / "out" / (k_repack_top + ".tar.zst");
+  auto s = release::write_repack(xz, pkg, "cudnn/linux-x86_64/" + k_repack_top + ".tar.zst",
+                                 d.path / "work", d.path / "out", zst);
+  REQUIRE(s);
+  CHECK(s->chunk_bytes == util::k_sha256_chunk);
+  const auto zst_fd = util::open_fd(zst, O_RDONLY);
+  REQUIRE(zst_fd);
+  CHECK(s->repack_chunks == *util::sha256_chunks(zst_fd->get(), zst.string()));
+  CHECK(release::lists_chunks(*s));
+  for (const auto& e : s->entries) {
+    CAPTURE(e.path);
+    if (e.path == "lib/libcudnn_big.so.9") {
+      REQUIRE(e.chunks.size() == 3);
+      CHECK(e.chunks[2] == util::sha256_hex(std::string_view(big).substr(2u << 20)));
+      CHECK(e.sha256 == util::sha256_hex(big)); // the whole digest stays for older hosts
+    } else {
+      CHECK(e.chunks.empty()); // one chunk or less: its sha256 is that chunk's
+    }
+  }
+  auto parsed = release::parse_sidecar(release::render_sidecar(*s), "test");
+  REQUIRE(parsed);
+  CHECK(parsed->entries == s->entries);
+  CHECK(parsed->repack_chunks == s->repack_chunks);
+  CHECK(parsed->chunk_bytes == s->chunk_bytes);
+
+  // Extracted in chunks (background writing), the big file has chunks and no digest until
+  // the check fills in the sidecar's.
+  archive::ExtractOptions o;
+  o.format = archive::ArchiveFormat::tar_zstd;
+  o.expected_top = k_repack_top;
+  o.writing = archive::FileWriting::background;
+  o.hash_chunk = util::k_sha256_chunk;
+  fs::create_directories(d.path / "z");
+  auto got = archive::extract_file(zst, d.path / "z", o);
+  REQUIRE(got);
+  auto big_entry = [](std::vector<archive::Entry>& es) -> archive::Entry& {
+    return *std::find_if(es.begin(), es.end(),
+                         [](const archive::Entry& e) { return e.path == "lib/libcudnn_big.so.9"; });
+  };
+  CHECK(big_entry(*got).sha256.empty());
+  CHECK(big_entry(*got).sha256_chunks == s->entries.back().chunks);
+  auto checked = *got;
+  REQUIRE(release::check_extracted(*parsed, checked, {}));
+  CHECK(big_entry(checked).sha256 == util::sha256_hex(big));
+
+  // One chunk that lies: refused, naming the bytes.
+  auto lying = *parsed;
+  lying.entries.back().chunks[1] = std::string(64, '0');
+  auto again = *got;
+  auto bad = release::check_extracted(lying, again, {});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::integrity);
+  CHECK(bad.error().message.find("lib/libcudnn_big.so.9 differs from its sidecar: bytes 1048576 "
+                                 "to 2097152 have sha256 ") != std::string::npos);
+
+  // A sidecar without chunks (an older mirror's), or with the wrong count, is checked whole.
+  auto older = *parsed;
+  older.chunk_bytes = 0;
+  older.repack_chunks.clear();
+  for (auto& e : older.entries) {
+    e.chunks.clear();
+  }
+  CHECK_FALSE(release::lists_chunks(older));
+  auto reparsed = release::parse_sidecar(release::render_sidecar(older), "test");
+  REQUIRE(reparsed);
+  CHECK(reparsed->repack_chunks.empty());
+  CHECK(release::render_sidecar(older).find("chunk") == std::string::npos);
+  auto short_list = *parsed;
+  short_list.entries.back().chunks.pop_back();
+  CHECK_FALSE(release::lists_chunks(short_list));
+  auto other_size = *parsed;
+  other_size.chunk_bytes = 4u << 20;
+  CHECK_FALSE(release::lists_chunks(other_size));
+  // A chunk digest that is not a sha256: a malformed sidecar.
+  std::string text = release::render_sidecar(*s);
+  const auto at = text.find(s->repack_chunks[0]);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 64, "not-a-digest");
+  auto malformed = release::parse_sidecar(text, "t");
+  REQUIRE_FALSE(malformed);
+  CHECK(malformed.error().code == ErrorCode::integrity);
+  CHECK(malformed.error().message.find("not a sha256") != std::string::npos);
 }
 
 TEST_CASE("malformed sidecars are refused", "[archive]") {

@@ -124,6 +124,45 @@ TEST_CASE("fetch_archive downloads into <cache>/<sha256>.tar.xz", "[fetch][archi
   CHECK(last_total == f.content.size());
 }
 
+TEST_CASE("fetch_archive checks chunk digests when the request lists them", "[fetch][archive]") {
+  Fixture f("fa_chunks", (5u << 20) / 2); // three chunks of util::k_sha256_chunk
+  std::vector<std::string> chunks;
+  for (size_t at = 0; at < f.content.size(); at += util::k_sha256_chunk) {
+    chunks.push_back(
+        util::sha256_hex(std::string_view(f.content).substr(at, util::k_sha256_chunk)));
+  }
+  REQUIRE(chunks.size() == 3);
+  f.request.chunk_sha256 = chunks;
+  SECTION("the right chunks: downloaded, cached under the sha256, and the cache re-checked") {
+    Recorder rec;
+    StreamSink sink = rec.sink();
+    REQUIRE(fetch_archive(f.request, f.cache, f.options, &sink));
+    CHECK(*util::read_file(f.final_path()) == f.content);
+    CHECK(rec.bytes == f.content);
+    f.request.urls = {file_url(f.dir / "nowhere")}; // the cached file, by its chunks
+    Recorder again;
+    StreamSink sink2 = again.sink();
+    REQUIRE(fetch_archive(f.request, f.cache, f.options, &sink2));
+    CHECK(again.bytes == f.content);
+  }
+  SECTION("one chunk differs: refused, nothing cached, the bytes named") {
+    f.request.chunk_sha256[2] = std::string(64, 'a');
+    auto path = fetch_archive(f.request, f.cache, f.options, nullptr);
+    REQUIRE_FALSE(path);
+    CHECK(path.error().code == ErrorCode::integrity);
+    CHECK(path.error().message.find("bytes 2097152 to 2621440: expected " + std::string(64, 'a') +
+                                    ", got " + chunks[2]) != std::string::npos);
+    CHECK(names_in(f.cache).empty());
+  }
+  SECTION("a cached file whose chunk differs is replaced by a good download") {
+    std::string bad = f.content;
+    bad[1u << 20] ^= 1;
+    f.put(f.final_path(), bad);
+    REQUIRE(fetch_archive(f.request, f.cache, f.options, nullptr));
+    CHECK(*util::read_file(f.final_path()) == f.content);
+  }
+}
+
 TEST_CASE("fetch_archive uses a good cached file without downloading", "[fetch][archive]") {
   Fixture f("fa_cached");
   f.put(f.final_path(), f.content);

@@ -252,6 +252,31 @@ TEST_CASE("stream_file: one read, verified, extractor errors judged after the di
     CHECK(st.error().message.find(other) != std::string::npos);
     CHECK(st.error().message.find(sha) != std::string::npos);
   }
+  SECTION("chunk digests instead of the whole one (a repack's sidecar): hashed in pieces") {
+    // An archive of several chunks: a padding file makes it larger than two.
+    auto entries = layout("c");
+    entries.push_back(mk_file(k_top + "/lib/pad.bin", random_bytes((5u << 20) / 2, 4)));
+    const std::string cb = d.archive("c.tar.xz", entries);
+    std::vector<std::string> chunks;
+    for (size_t at = 0; at < cb.size(); at += util::k_sha256_chunk) {
+      chunks.push_back(util::sha256_hex(std::string_view(cb).substr(at, util::k_sha256_chunk)));
+    }
+    REQUIRE(chunks.size() >= 3);
+    StreamExtractor ex(d.staging, options_for());
+    // The whole sha256 given is not looked at when the chunks are: they are what is checked.
+    REQUIRE(
+        stream_file(d.base / "c.tar.xz", cb.size(), std::string(64, 'f'), ex.sink(), {}, chunks));
+    REQUIRE(ex.finish());
+    auto lying = chunks;
+    lying[1] = std::string(64, 'a');
+    StreamExtractor ex2(d.staging, options_for());
+    auto st =
+        stream_file(d.base / "c.tar.xz", cb.size(), util::sha256_hex(cb), ex2.sink(), {}, lying);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == ErrorCode::integrity);
+    CHECK(st.error().message.find("bytes 1048576 to 2097152: expected " + lying[1] + ", got " +
+                                  chunks[1]) != std::string::npos);
+  }
   SECTION("hostile entry with the right digest: the extractor's error") {
     auto entries = layout("h");
     entries.push_back(mk_symlink(k_top + "/lib/escape", "../../../etc/passwd"));

@@ -378,3 +378,48 @@ TEST_CASE("BackgroundWriter with several hash threads: destroyed with work queue
   }
   SUCCEED("no hang, no crash");
 }
+
+TEST_CASE("BackgroundWriter hashing in chunks: every chunk's digest, whatever the slots and holes",
+          "[stream][writer]") {
+  const size_t slot_size = 4096;
+  // A chunk as large as a slot, three slots (a file's last slot may end mid-chunk), and
+  // smaller than a slot and unaligned to it; one hash thread and three.
+  const uint64_t chunk = GENERATE(uint64_t{4096}, uint64_t{3 * 4096}, uint64_t{2045});
+  const size_t hashers = GENERATE(size_t{1}, size_t{3});
+  CAPTURE(chunk, hashers);
+  const fs::path base = fs::absolute("writer-chunks");
+  fs::remove_all(base);
+  fs::create_directories(base);
+  const auto files = varied_files(slot_size, 24);
+  {
+    BackgroundWriter w(5, slot_size, 2, hashers, chunk);
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string name = "f" + std::to_string(i);
+      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
+      REQUIRE(feed(w, files[i], 1000 + i * 97));
+      REQUIRE(w.end(std::nullopt));
+    }
+    auto done = w.drain();
+    REQUIRE(done);
+    REQUIRE(done->size() == files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+      CAPTURE(i);
+      const std::string expected = content_of(files[i]);
+      const BackgroundWriter::Done& d = (*done)[i];
+      CHECK(d.size == expected.size());
+      if (expected.size() <= chunk) {
+        // One chunk (or none) is the whole file's digest.
+        CHECK(d.sha256 == util::sha256_hex(expected));
+        CHECK(d.chunks.empty());
+      } else {
+        std::vector<std::string> want;
+        for (size_t at = 0; at < expected.size(); at += chunk) {
+          want.push_back(util::sha256_hex(std::string_view(expected).substr(at, chunk)));
+        }
+        CHECK(d.sha256.empty());
+        CHECK(d.chunks == want);
+      }
+      CHECK(*util::read_file(base / ("f" + std::to_string(i))) == expected);
+    }
+  }
+}

@@ -50,7 +50,8 @@ public:
     if (options.writing == FileWriting::background) {
       m_writer = std::make_unique<BackgroundWriter>(
           default_writer_slots(), size_t{1} << 20,
-          options.writer_threads != 0 ? options.writer_threads : default_writer_threads());
+          options.writer_threads != 0 ? options.writer_threads : default_writer_threads(),
+          default_hash_threads(), options.hash_chunk);
     }
   }
 
@@ -185,6 +186,7 @@ Status Extractor::handle(archive_entry* entry) {
     out.size = file.size;
     out.mode = file.mode;
     out.sha256 = file.sha256;
+    out.sha256_chunks = file.sha256_chunks;
     break;
   }
   case EntryKind::file:
@@ -422,6 +424,7 @@ Status Extractor::collect_written() {
                                            std::to_string(e.size));
     }
     e.sha256 = std::move(d.sha256);
+    e.sha256_chunks = std::move(d.chunks);
   }
   return {};
 }

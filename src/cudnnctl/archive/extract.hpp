@@ -60,6 +60,9 @@ struct Entry {
   uint64_t size = 0;  // files (logical size); hard links: their target's
   uint32_t mode = 0;  // permission bits as written: 0755/0644 (files, dirs), 0777 (symlinks)
   std::string sha256; // files: hash of the bytes written; hard links: their target's
+  // Hashed in chunks (ExtractOptions::hash_chunk), a file of more than one chunk: the digest
+  // of each instead of `sha256` (empty until the caller checked them and filled it).
+  std::vector<std::string> sha256_chunks;
   std::string target; // symlink target as stored; hardlink: the path (stripped) it links to
   int64_t mtime = 0;  // seconds, as stored in the archive
 };
@@ -96,6 +99,9 @@ struct ExtractOptions {
   // tar_zstd of independent frames (a repack): decoder threads (0:
   // archive::default_decoder_threads() for this machine).
   size_t decoder_threads = 0;
+  // FileWriting::background: > 0 hashes files in chunks of this many bytes on several threads
+  // (Entry::sha256_chunks), for a repack whose sidecar lists them. 0: whole digests.
+  uint64_t hash_chunk = 0;
 };
 
 // The cap on the number of entries for an archive of `archive_size` bytes: one per KiB, at

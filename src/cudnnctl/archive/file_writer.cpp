@@ -49,11 +49,14 @@ struct BackgroundWriter::File {
   size_t index = 0;
   size_t writer = 0;
   size_t hasher = 0;
-  uint64_t size = 0;      // set by end()
-  size_t writes_left = 0; // pieces queued for its writer
-  bool hashed = false;    // its hash thread reached its end
+  uint64_t size = 0;       // set by end()
+  size_t writes_left = 0;  // pieces queued for its writer
+  size_t hashes_left = 0;  // pieces queued for hash threads, its end marker included
+  bool end_hashed = false; // the end marker was taken
+  bool hashed = false;     // both: every byte is hashed
   bool closing = false;
   std::string sha256;
+  std::vector<std::string> chunks; // hashing in chunks: by chunk index
   std::optional<timespec> mtime;
   // Its writer thread only.
   uint64_t pos = 0;
@@ -62,8 +65,9 @@ struct BackgroundWriter::File {
   std::optional<util::Sha256> sha;
 };
 
-BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writers, size_t hashers)
-    : m_slot_size(slot_size), m_writes(std::max<size_t>(writers, 1)),
+BackgroundWriter::BackgroundWriter(size_t slots, size_t slot_size, size_t writers, size_t hashers,
+                                   uint64_t hash_chunk)
+    : m_slot_size(slot_size), m_hash_chunk(hash_chunk), m_writes(std::max<size_t>(writers, 1)),
       m_hashes(std::max<size_t>(hashers, 1)), m_wake(m_writes.size() + m_hashes.size()) {
   for (size_t i = 0; i < std::max<size_t>(slots, 1); ++i) {
     m_slots.push_back(std::make_unique<char[]>(slot_size));
@@ -125,7 +129,10 @@ Status BackgroundWriter::queue(Piece piece, bool write) {
                  [&] { return m_error || m_hash_pieces < m_slots.size() + k_max_small_pieces; });
   TRY(first_error_locked());
   const size_t writer = piece.file->writer;
-  const size_t hasher = piece.file->hasher;
+  // In chunks, consecutive chunks of a file go to consecutive hash threads; a chunk's pieces
+  // all to one, in order (one chunk is open per thread at a time: the pieces come in order).
+  const size_t hasher = (piece.file->hasher + piece.chunk) % m_hashes.size();
+  ++piece.file->hashes_left;
   if (write) {
     ++piece.file->writes_left;
     m_writes[writer].push_back(piece);
@@ -143,7 +150,16 @@ Status BackgroundWriter::queue(Piece piece, bool write) {
   return {};
 }
 
-Status BackgroundWriter::flush_slot() {
+void BackgroundWriter::place_in_chunk(Piece& piece, uint64_t start, bool ending) {
+  if (m_hash_chunk == 0) {
+    return;
+  }
+  piece.chunk = start / m_hash_chunk;
+  piece.chunk_end = ending || (start + piece.length) % m_hash_chunk == 0;
+  m_open_chunk = piece.chunk_end ? std::nullopt : std::optional<uint64_t>(piece.chunk);
+}
+
+Status BackgroundWriter::flush_slot(bool ending) {
   if (m_fill < 0 || m_fill_length == 0) {
     return {};
   }
@@ -151,6 +167,7 @@ Status BackgroundWriter::flush_slot() {
   piece.file = m_file;
   piece.slot = std::exchange(m_fill, -1);
   piece.length = std::exchange(m_fill_length, 0);
+  place_in_chunk(piece, m_file->size - piece.length, ending);
   return queue(std::move(piece), true);
 }
 
@@ -189,13 +206,16 @@ Status BackgroundWriter::data(const void* bytes, size_t size) {
     if (m_fill < 0) {
       TRY(take_slot());
     }
-    const size_t n = std::min(size, m_slot_size - m_fill_length);
+    size_t n = std::min(size, m_slot_size - m_fill_length);
+    if (m_hash_chunk > 0) {
+      n = static_cast<size_t>(std::min<uint64_t>(n, m_hash_chunk - m_file->size % m_hash_chunk));
+    }
     std::memcpy(m_slots[static_cast<size_t>(m_fill)].get() + m_fill_length, p, n);
     m_fill_length += n;
     m_file->size += n; // producer-only until end()
     p += n;
     size -= n;
-    if (m_fill_length == m_slot_size) {
+    if (m_fill_length == m_slot_size || (m_hash_chunk > 0 && m_file->size % m_hash_chunk == 0)) {
       TRY(flush_slot());
     }
   }
@@ -207,15 +227,33 @@ Status BackgroundWriter::zeros(uint64_t count) {
     return {};
   }
   TRY(flush_slot());
-  m_file->size += count;
-  Piece piece;
-  piece.file = m_file;
-  piece.length = count;
-  return queue(std::move(piece), true);
+  while (count > 0) {
+    // Hashing in chunks, a run of zeros is cut where a chunk ends.
+    uint64_t n = count;
+    if (m_hash_chunk > 0) {
+      n = std::min(n, m_hash_chunk - m_file->size % m_hash_chunk);
+    }
+    Piece piece;
+    piece.file = m_file;
+    piece.length = n;
+    place_in_chunk(piece, m_file->size, false);
+    m_file->size += n;
+    count -= n;
+    TRY(queue(std::move(piece), true));
+  }
+  return {};
 }
 
 Status BackgroundWriter::end(std::optional<timespec> mtime) {
-  TRY(flush_slot());
+  TRY(flush_slot(true));
+  if (m_open_chunk) {
+    // The file's last piece ended at a slot's end, not a chunk's: its chunk ends here.
+    Piece piece;
+    piece.file = m_file;
+    piece.chunk = *std::exchange(m_open_chunk, std::nullopt);
+    piece.chunk_end = true;
+    TRY(queue(std::move(piece), false));
+  }
   m_file->mtime = mtime;
   Piece piece;
   piece.file = std::move(m_file);
@@ -270,7 +308,16 @@ void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
   lock.lock();
   record_error_locked(status);
   if (!failed && status) {
-    m_done.push_back(Done{file->index, file->size, std::move(file->sha256)});
+    Done done{file->index, file->size, std::move(file->sha256), {}};
+    if (m_hash_chunk > 0) {
+      // One chunk is the whole file's digest; more stay a list (the caller compares them).
+      if (file->chunks.size() <= 1) {
+        done.sha256 = file->chunks.empty() ? util::sha256_hex("") : std::move(file->chunks[0]);
+      } else {
+        done.chunks = std::move(file->chunks);
+      }
+    }
+    m_done.push_back(std::move(done));
   }
   --m_open_files;
   --m_ended_open;
@@ -322,9 +369,11 @@ void BackgroundWriter::write_loop(size_t writer) {
 }
 
 void BackgroundWriter::hash_loop(size_t hasher) {
-  // A file's pieces are all queued here, in order: its digest is this thread's alone.
+  // A file's pieces are all queued here, in order: its digest is this thread's alone. In
+  // chunks, a chunk's pieces are, and one chunk at a time is open here.
   std::deque<Piece>& mine = m_hashes[hasher];
   std::condition_variable& wake = m_wake[m_writes.size() + hasher];
+  std::optional<util::Sha256> chunk_sha; // hashing in chunks: the open chunk's
   std::unique_lock lock(m_mutex);
   for (;;) {
     wake.wait(lock, [&] { return m_stop || !mine.empty(); });
@@ -339,28 +388,37 @@ void BackgroundWriter::hash_loop(size_t hasher) {
     lock.unlock();
     Status status;
     File& f = *piece.file;
+    std::string chunk_digest;
     try {
       if (failed) {
-        // Nothing more is hashed after an error.
-      } else {
-        if (!f.sha) {
-          f.sha.emplace();
+        chunk_sha.reset(); // nothing more is hashed after an error
+      } else if (piece.last) {
+        if (m_hash_chunk == 0) {
+          f.sha256 = f.sha ? f.sha->hex_final() : util::sha256_hex("");
         }
-        if (piece.last) {
-          f.sha256 = f.sha->hex_final();
-        } else if (piece.slot >= 0) {
-          f.sha->update(m_slots[static_cast<size_t>(piece.slot)].get(),
-                        static_cast<size_t>(piece.length));
+      } else {
+        std::optional<util::Sha256>& sha = m_hash_chunk > 0 ? chunk_sha : f.sha;
+        if (!sha) {
+          sha.emplace();
+        }
+        if (piece.slot >= 0) {
+          sha->update(m_slots[static_cast<size_t>(piece.slot)].get(),
+                      static_cast<size_t>(piece.length));
         } else {
           for (uint64_t left = piece.length; left > 0;) {
             const size_t n = left < sizeof k_zeros ? static_cast<size_t>(left) : sizeof k_zeros;
-            f.sha->update(k_zeros, n);
+            sha->update(k_zeros, n);
             left -= n;
           }
+        }
+        if (m_hash_chunk > 0 && piece.chunk_end) {
+          chunk_digest = sha->hex_final();
+          sha.reset();
         }
       }
     } catch (const std::exception& e) {
       status = fail(ErrorCode::internal, std::string("hashing extracted files: ") + e.what());
+      chunk_sha.reset();
     }
     if (piece.last) {
       f.sha.reset(); // its OpenSSL context, before the file waits for its writer
@@ -368,7 +426,14 @@ void BackgroundWriter::hash_loop(size_t hasher) {
     lock.lock();
     record_error_locked(std::move(status));
     release_slot_locked(piece.slot);
-    if (piece.last) {
+    if (!chunk_digest.empty()) {
+      if (f.chunks.size() <= piece.chunk) {
+        f.chunks.resize(static_cast<size_t>(piece.chunk) + 1);
+      }
+      f.chunks[static_cast<size_t>(piece.chunk)] = std::move(chunk_digest);
+    }
+    f.end_hashed = f.end_hashed || piece.last;
+    if (--f.hashes_left == 0 && f.end_hashed) {
       f.hashed = true;
       finish_if_complete(lock, piece.file);
     }

@@ -8,7 +8,10 @@
 // free cores the writes and the hashes of consecutive files run side by side. A buffer is
 // reused once it is both written and hashed; a file is closed by whichever of its writer and
 // its hash thread finishes last. One file's hash stays on one thread (SHA-256 is sequential):
-// a file larger than the buffers is hashed at one thread's pace.
+// a file larger than the buffers is hashed at one thread's pace. Unless the writer hashes in
+// chunks (hash_chunk, for a repack whose sidecar lists every chunk's digest): then each chunk
+// of a file is hashed on its own, consecutive chunks on different threads, and a large file
+// is hashed as fast as the threads together.
 // Memory: slots x slot_size, whatever the archive.
 #pragma once
 
@@ -50,14 +53,17 @@ public:
   struct Done {
     size_t index = 0;   // as given to begin()
     uint64_t size = 0;  // bytes written (holes included)
-    std::string sha256; // of those bytes
+    std::string sha256; // of those bytes; empty when `chunks` has them
+    // Hashing in chunks, a file of more than one chunk: the digest of each (the last may be
+    // shorter). A file of one chunk has its sha256 (the same digest), an empty one too.
+    std::vector<std::string> chunks;
   };
 
   // Starts the writer and hash threads (throws std::system_error when it cannot); 0 writers
-  // or hashers count as 1.
+  // or hashers count as 1. hash_chunk > 0: files are hashed in chunks of that many bytes.
   explicit BackgroundWriter(size_t slots = 8, size_t slot_size = size_t{1} << 20,
                             size_t writers = default_writer_threads(),
-                            size_t hashers = default_hash_threads());
+                            size_t hashers = default_hash_threads(), uint64_t hash_chunk = 0);
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
   // Stops the threads; queued work is dropped and open files closed (the caller removes them).
@@ -79,14 +85,20 @@ public:
 private:
   struct File;
   // A piece of a file: a filled slot, or a run of zeros (slot -1); `last` marks a file's end
-  // for its hash thread (no bytes).
+  // for its hash thread (no bytes). Hashing in chunks, a piece lies within one chunk, and
+  // `chunk_end` marks the last piece of its chunk (it may have no bytes).
   struct Piece {
     std::shared_ptr<File> file;
     int slot = -1;
     uint64_t length = 0;
     bool last = false;
+    uint64_t chunk = 0;
+    bool chunk_end = false;
   };
-  Status flush_slot();
+  // Queues the slot being filled (`ending`: the file's last bytes).
+  Status flush_slot(bool ending = false);
+  // Hashing in chunks: the piece's chunk and whether it ends it, from the file's bytes so far.
+  void place_in_chunk(Piece& piece, uint64_t start, bool ending);
   Status take_slot();
   Status queue(Piece piece, bool write);
   Status first_error_locked() const;
@@ -101,6 +113,7 @@ private:
   void record_error_locked(Status status);
 
   const size_t m_slot_size;
+  const uint64_t m_hash_chunk; // 0: each file's digest whole
   std::vector<std::unique_ptr<char[]>> m_slots;
   std::vector<int> m_slot_refs; // writes and hashes still to do per slot
   std::mutex m_mutex;
@@ -123,6 +136,7 @@ private:
   double m_waited_s = 0; // for a free buffer (util::note_wait as it goes)
   int m_fill = -1;
   size_t m_fill_length = 0;
+  std::optional<uint64_t> m_open_chunk; // hashing in chunks: queued pieces, its end not yet
   std::vector<std::thread> m_threads;
 };
 

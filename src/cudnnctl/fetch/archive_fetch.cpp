@@ -7,7 +7,6 @@
 #include "fetch/transfer.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
-#include "verify/verify.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -40,7 +39,7 @@ std::string url_basename(const std::string& url) {
 // Checks an existing <sha256>.tar.xz: size first (no read when it differs), then the digest
 // while replaying it through the stream. True when it is good.
 Result<bool> cached_file_good(const fs::path& path, const ArchiveRequest& request,
-                              const std::string& sha256, ArchiveStream& stream) {
+                              ArchiveStream& stream) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     return fail_errno("cannot stat " + path.string(), errno);
@@ -49,8 +48,7 @@ Result<bool> cached_file_good(const fs::path& path, const ArchiveRequest& reques
     return false;
   }
   TRY(replay_file(path, request.size, stream));
-  return static_cast<bool>(
-      verify::compare_digest(path.string(), request.size, sha256, stream.size(), stream.digest()));
+  return static_cast<bool>(stream.check(path.string(), request));
 }
 
 // The cache entry is verified: the sink's deferred error (if any) is now the real answer.
@@ -96,12 +94,12 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   TRY(util::make_dirs(cache_dir));
   const fs::path final_path = cached_archive(cache_dir, sha256, request.cache_suffix);
   const fs::path partial_path = cache_dir / (sha256 + ".partial");
-  ArchiveStream stream(sink, options, request.size);
+  ArchiveStream stream(sink, options, request.size, !request.chunk_sha256.empty());
 
   // 1. A cached entry is re-hashed before use: renamed without fsync before a power loss,
   // it can read as zeros.
   if (util::exists_nofollow(final_path)) {
-    TRY_ASSIGN(bool good, cached_file_good(final_path, request, sha256, stream));
+    TRY_ASSIGN(bool good, cached_file_good(final_path, request, stream));
     if (good) {
       TRY(util::remove_file(partial_path)); // a leftover of an older run, useless now
       return verified(final_path, stream);
@@ -120,8 +118,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
     resumed = true;
     if (partial.size() == request.size) {
       // Complete already (interrupted between the last byte and the rename).
-      if (verify::compare_digest(partial_path.string(), request.size, sha256, stream.size(),
-                                 stream.digest())) {
+      if (stream.check(partial_path.string(), request)) {
         TRY(publish(partial, final_path));
         return verified(final_path, stream);
       }
@@ -175,8 +172,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
       }
       std::string problem;
       if (verdict.next == Next::done) {
-        Status check = verify::compare_digest(url_basename(url), request.size, sha256,
-                                              stream.size(), stream.digest());
+        Status check = stream.check(url_basename(url), request);
         if (check) {
           TRY(publish(partial, final_path));
           return verified(final_path, stream);

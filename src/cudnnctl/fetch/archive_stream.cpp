@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fetch/archive_stream.hpp"
 
+#include "verify/verify.hpp"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,8 +18,17 @@ static constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
 // Appends to the partial file are coalesced up to this many bytes per write(2).
 static constexpr size_t k_append_buffer = size_t{1} << 20;
 
-ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t total)
-    : m_sink(sink), m_options(options), m_total(total) {}
+ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t total, bool chunked)
+    : m_hash(util::Sha256Worker::for_stream(chunked)), m_sink(sink), m_options(options),
+      m_total(total) {}
+
+Status ArchiveStream::check(std::string_view what, const ArchiveRequest& request) {
+  if (m_hash.chunked()) {
+    return verify::compare_chunks(what, request.size, request.chunk_sha256, m_size,
+                                  m_hash.chunk_digests(), util::k_sha256_chunk);
+  }
+  return verify::compare_digest(what, request.size, request.sha256, m_size, m_hash.hex_final());
+}
 
 Status ArchiveStream::feed(std::string_view data) {
   m_hash.update(data.data(), data.size());

@@ -21,8 +21,9 @@ namespace cudnnctl::fetch {
 
 class ArchiveStream {
 public:
-  // `sink` may be null; `total` is the expected size (for progress).
-  ArchiveStream(StreamSink* sink, const Options& options, uint64_t total);
+  // `sink` may be null; `total` is the expected size (for progress). `chunked`: the bytes are
+  // hashed in pieces of util::k_sha256_chunk on several threads (ArchiveRequest::chunk_sha256).
+  ArchiveStream(StreamSink* sink, const Options& options, uint64_t total, bool chunked = false);
 
   // Hashes `data` and hands it to the sink and the progress callback. A sink error with
   // ErrorCode::environment/internal is returned (the download must stop); any other sink
@@ -33,8 +34,10 @@ public:
   [[nodiscard]] Status restart();
   // Bytes fed since the last start.
   [[nodiscard]] uint64_t size() const { return m_size; }
-  // The digest of what was fed; call restart() before feeding again.
-  [[nodiscard]] std::string digest() { return m_hash.hex_final(); }
+  // What was fed against the request's size and sha256 (or its chunk digests when it lists
+  // them: the stream must have been made chunked), for messages as `what`. Call restart()
+  // before feeding again.
+  [[nodiscard]] Status check(std::string_view what, const ArchiveRequest& request);
   // The sink's non-fatal error of this pass, if any.
   [[nodiscard]] const std::optional<Error>& deferred() const { return m_deferred; }
 

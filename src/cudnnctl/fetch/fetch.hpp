@@ -108,6 +108,10 @@ struct ArchiveRequest {
   // The cache file's suffix: NVIDIA's archives are <sha256>.tar.xz, a mirror's repacks
   // <sha256>.tar.zst (keyed by the repack's own sha256).
   std::string cache_suffix = ".tar.xz";
+  // When not empty: the digest of every util::k_sha256_chunk bytes (a repack's sidecar lists
+  // them), checked instead of `sha256` (which still names the cache file): the bytes are then
+  // hashed on several threads (util::Sha256Worker::Chunked). Either pins every byte.
+  std::vector<std::string> chunk_sha256;
   // Whether the file is fsynced (and its writeback started as it grows) before it is renamed
   // into place. An install's cache entry need not be: it is re-verified before every use (a
   // file renamed without fsync can read as zeros after a power loss), and skipping it leaves

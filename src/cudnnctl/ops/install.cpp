@@ -153,12 +153,16 @@ struct Form {
   std::string sha256;
   uint64_t size = 0;
   std::vector<std::string> urls;
+  // A repack whose sidecar lists them: the digests of every util::k_sha256_chunk of the
+  // repack, checked instead of `sha256` (and every larger file's, by check_extracted).
+  std::vector<std::string> chunks;
 };
 
 Form original_form(const release::Resolved& r) {
   const auto& pkg = r.selection.package;
-  return Form{false, fs::path(pkg.relative_path).filename().string(), pkg.sha256, pkg.size,
-              r.archive_urls};
+  return Form{false,          fs::path(pkg.relative_path).filename().string(),
+              pkg.sha256,     pkg.size,
+              r.archive_urls, {}};
 }
 
 // Whether the mirrors serve a repack this host may use (release/repack_source.hpp); unreadable
@@ -244,6 +248,12 @@ Result<release::RepackSource> local_repack(Context& ctx, const InstallOptions& o
   return src;
 }
 
+// What the repack's bytes were checked against, for the "verified" line.
+std::string repack_checked(const Form& form) {
+  return form.chunks.empty() ? " (size and sha256 match its pinned sidecar)"
+                             : " (size and the sha256 of every 1 MiB match its pinned sidecar)";
+}
+
 // One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
 // from the cache or --archive), hashed, and extracted into `staging` at the same time. What
 // was extracted is trusted only once size and sha256 matched.
@@ -272,6 +282,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
   so.extract.format =
       form.repack ? archive::ArchiveFormat::tar_zstd : archive::ArchiveFormat::tar_xz;
+  so.extract.hash_chunk = form.chunks.empty() ? 0 : util::k_sha256_chunk;
   so.expected_size = form.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, form.size); };
   release::StreamExtractor extractor(staging, std::move(so));
@@ -290,22 +301,20 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   Streamed out;
   if (o.archive) {
     ctx.info("verifying and extracting " + *o.archive + " (" + util::human_bytes(form.size) + ")");
-    TRY(release::stream_file(*o.archive, form.size, form.sha256, sink, on_bytes));
+    TRY(release::stream_file(*o.archive, form.size, form.sha256, sink, on_bytes, form.chunks));
     ctx.action("verified " + *o.archive +
-               (form.repack ? " (size and sha256 match its pinned sidecar)"
-                            : " (size and sha256 match the manifest)"));
+               (form.repack ? repack_checked(form) : " (size and sha256 match the manifest)"));
     out.url = "file://" + fs::absolute(*o.archive).string();
   } else {
     ctx.info((cached ? "extracting " + file_name + " from the cache"
                      : "downloading and extracting " + file_name) +
              " (" + util::human_bytes(form.size) + ")");
-    fetch::ArchiveRequest req{form.urls, form.sha256, form.size, suffix};
+    fetch::ArchiveRequest req{form.urls, form.sha256, form.size, suffix, form.chunks};
     req.durable = false; // a cache entry: re-verified before every use (fetch.hpp)
     fetch::Options fo = release::fetch_options(sources(ctx));
     fo.progress = on_bytes;
     TRY(fetch::fetch_archive(req, ctx.layout().cache_dir(), fo, &sink));
-    ctx.action("downloaded and verified " + file_name +
-               (form.repack ? " (size and sha256 match its pinned sidecar)" : ""));
+    ctx.action("downloaded and verified " + file_name + (form.repack ? repack_checked(form) : ""));
     out.url = form.urls.front();
   }
   progress.complete(0);
@@ -328,8 +337,18 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
                                const std::vector<std::string>& components,
                                std::optional<Timing>& timing, ArchiveRef& ref,
                                const release::RepackSource& src, const std::string& why) {
-  Form form{true, fs::path(src.sidecar.repack_path).filename().string(), src.sidecar.repack_sha256,
-            src.sidecar.repack_size, src.urls};
+  Form form{true,
+            fs::path(src.sidecar.repack_path).filename().string(),
+            src.sidecar.repack_sha256,
+            src.sidecar.repack_size,
+            src.urls,
+            {}};
+  if (release::lists_chunks(src.sidecar)) {
+    form.chunks = src.sidecar.repack_chunks; // hashed on several threads
+  } else {
+    ctx.info("the sidecar lists no chunk digests (an older mirror): the repack and its files are "
+             "checked by their whole sha256");
+  }
   TRY_ASSIGN(Streamed s, stream_archive(ctx, staging, o, r, form, components, timing));
   TRY(release::check_extracted(
       src.sidecar, s.entries,

@@ -4,8 +4,10 @@
 #include "archive/backup_writer.hpp"
 #include "release/stream.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace cudnnctl::release {
@@ -75,8 +77,15 @@ Result<Sidecar> write_repack(const fs::path& original, const manifest::Package& 
   s.repack_path = repack_relative_path;
   s.zstd_level = level;
   s.top = top;
+  s.chunk_bytes = util::k_sha256_chunk;
   for (const auto& e : entries) {
     s.entries.push_back(sidecar_entry(e));
+    if (s.entries.back().kind == "file" && e.size > s.chunk_bytes) {
+      // Read back from the verified tree: hosts check these pieces on several threads.
+      TRY_ASSIGN(util::Fd fd, util::open_fd(tmp.path / e.path, O_RDONLY | O_NOFOLLOW));
+      TRY_ASSIGN(s.entries.back().chunks,
+                 util::sha256_chunks(fd.get(), (tmp.path / e.path).string(), s.chunk_bytes));
+    }
   }
   TRY(util::make_dirs(dest.parent_path()));
   TRY_ASSIGN(util::AtomicFile file, util::AtomicFile::create_in(dest, tmp_dir));
@@ -86,6 +95,11 @@ Result<Sidecar> write_repack(const fs::path& original, const manifest::Package& 
   TRY(write_members(w, tmp.path, s.top, entries));
   TRY(w.finish());
   s.repack_sha256 = w.output_sha256();
+  {
+    TRY_ASSIGN(util::Fd in, util::open_fd(file.temp_path(), O_RDONLY | O_NOFOLLOW));
+    TRY_ASSIGN(s.repack_chunks,
+               util::sha256_chunks(in.get(), file.temp_path().string(), s.chunk_bytes));
+  }
   struct stat st {};
   if (::fstat(file.fd(), &st) != 0) {
     return fail_errno("cannot stat " + file.temp_path().string(), errno);

@@ -2,11 +2,13 @@
 #include "release/sidecar.hpp"
 
 #include "archive/naming.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace cudnnctl::release {
 
@@ -34,10 +36,46 @@ json entry_json(const SidecarEntry& e) {
   if (e.kind == "file") {
     j["size"] = e.size;
     j["sha256"] = e.sha256;
+    if (!e.chunks.empty()) {
+      j["chunks"] = e.chunks;
+    }
   } else if (e.kind == "symlink") {
     j["target"] = e.target;
   }
   return j;
+}
+
+// A list of chunk digests from the sidecar: absent is none; anything but sha256 hex strings
+// is malformed (json::exception names it).
+std::vector<std::string> parse_chunks(const json& parent) {
+  std::vector<std::string> out;
+  if (parent.contains("chunks")) {
+    out = parent.at("chunks").get<std::vector<std::string>>();
+    for (const auto& c : out) {
+      if (!util::is_sha256_hex(c)) {
+        throw std::invalid_argument("a chunk digest is not a sha256: \"" + c + "\"");
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t chunks_for(uint64_t size, uint64_t chunk) {
+  return (size + chunk - 1) / chunk;
+}
+
+// The first chunk digest of `got` that differs from `want`, as a message.
+std::string chunk_difference(const SidecarEntry& got, const SidecarEntry& want, uint64_t chunk) {
+  for (size_t i = 0; i < std::max(got.chunks.size(), want.chunks.size()); ++i) {
+    const std::string g = i < got.chunks.size() ? got.chunks[i] : "(none)";
+    const std::string w = i < want.chunks.size() ? want.chunks[i] : "(none)";
+    if (g != w) {
+      return "bytes " + std::to_string(i * chunk) + " to " +
+             std::to_string(std::min<uint64_t>((i + 1) * chunk, got.size)) + " have sha256 " + g +
+             ", sidecar says " + w;
+    }
+  }
+  return "the same chunks";
 }
 
 bool safe_relative(std::string_view p) {
@@ -72,6 +110,7 @@ SidecarEntry sidecar_entry(const archive::Entry& e) {
   if (s.kind == "file") {
     s.size = e.size;
     s.sha256 = e.sha256;
+    s.chunks = e.sha256_chunks;
   } else if (s.kind == "symlink") {
     s.target = e.target;
   }
@@ -98,11 +137,18 @@ std::string render_sidecar(const Sidecar& s) {
   field("original", json{{"relative_path", s.original_path},
                          {"sha256", s.original_sha256},
                          {"size", s.original_size}});
-  field("repack", json{{"relative_path", s.repack_path},
-                       {"sha256", s.repack_sha256},
-                       {"size", s.repack_size},
-                       {"format", s.format},
-                       {"zstd_level", s.zstd_level}});
+  json repack{{"relative_path", s.repack_path},
+              {"sha256", s.repack_sha256},
+              {"size", s.repack_size},
+              {"format", s.format},
+              {"zstd_level", s.zstd_level}};
+  if (s.chunk_bytes > 0) {
+    repack["chunks"] = s.repack_chunks;
+  }
+  field("repack", repack);
+  if (s.chunk_bytes > 0) {
+    field("chunk_bytes", s.chunk_bytes);
+  }
   field("top", s.top);
   out += "  \"entries\": [";
   for (size_t i = 0; i < s.entries.size(); ++i) {
@@ -135,6 +181,8 @@ Result<Sidecar> parse_sidecar(std::string_view text, const std::string& source) 
     s.repack_size = r.at("size").get<uint64_t>();
     s.format = r.at("format").get<std::string>();
     s.zstd_level = r.value("zstd_level", 0);
+    s.repack_chunks = parse_chunks(r);
+    s.chunk_bytes = j.value("chunk_bytes", uint64_t{0});
     s.top = j.at("top").get<std::string>();
     for (const auto& je : j.at("entries")) {
       SidecarEntry e;
@@ -144,6 +192,7 @@ Result<Sidecar> parse_sidecar(std::string_view text, const std::string& source) 
       if (e.kind == "file") {
         e.size = je.at("size").get<uint64_t>();
         e.sha256 = je.at("sha256").get<std::string>();
+        e.chunks = parse_chunks(je);
       } else if (e.kind == "symlink") {
         e.target = je.at("target").get<std::string>();
       } else if (e.kind != "dir") {
@@ -152,6 +201,8 @@ Result<Sidecar> parse_sidecar(std::string_view text, const std::string& source) 
       s.entries.push_back(std::move(e));
     }
   } catch (const json::exception& e) {
+    return bad(std::string("malformed: ") + e.what());
+  } catch (const std::invalid_argument& e) {
     return bad(std::string("malformed: ") + e.what());
   }
   if (s.format != k_repack_format) {
@@ -185,15 +236,26 @@ Status check_sidecar_names(const Sidecar& s, const manifest::Package& pkg,
   return {};
 }
 
+bool lists_chunks(const Sidecar& s) {
+  const uint64_t c = util::k_sha256_chunk;
+  if (s.chunk_bytes != c || s.repack_chunks.size() != chunks_for(s.repack_size, c)) {
+    return false;
+  }
+  return std::all_of(s.entries.begin(), s.entries.end(), [&](const SidecarEntry& e) {
+    return e.kind != "file" ||
+           (e.size > c ? e.chunks.size() == chunks_for(e.size, c) : e.chunks.empty());
+  });
+}
+
 Status
-check_extracted(const Sidecar& s, const std::vector<archive::Entry>& extracted,
+check_extracted(const Sidecar& s, std::vector<archive::Entry>& extracted,
                 const std::function<bool(std::string_view path, archive::EntryKind)>& included) {
   std::map<std::string, const SidecarEntry*, std::less<>> want;
   for (const auto& e : s.entries) {
     want.emplace(e.path, &e);
   }
   std::map<std::string, bool, std::less<>> seen;
-  for (const auto& x : extracted) {
+  for (auto& x : extracted) {
     SidecarEntry got = sidecar_entry(x);
     auto it = want.find(got.path);
     if (it == want.end()) {
@@ -201,10 +263,24 @@ check_extracted(const Sidecar& s, const std::vector<archive::Entry>& extracted,
                                             "), which its sidecar "
                                             "does not list");
     }
-    if (!(*it->second == got)) {
+    const SidecarEntry& w = *it->second;
+    // Hashed in chunks (a file larger than one), the chunks are what was computed.
+    const bool by_chunks = got.kind == "file" && got.sha256.empty();
+    if (by_chunks) {
+      got.sha256 = w.sha256;
+    }
+    if (!(got.kind == w.kind && got.mode == w.mode && got.size == w.size &&
+          got.sha256 == w.sha256 && got.target == w.target)) {
       return fail(ErrorCode::integrity, "the repack's " + got.path +
                                             " differs from its sidecar: " + describe(got) +
-                                            " extracted, sidecar says " + describe(*it->second));
+                                            " extracted, sidecar says " + describe(w));
+    }
+    if (by_chunks && (got.chunks.empty() || got.chunks != w.chunks)) {
+      return fail(ErrorCode::integrity, "the repack's " + got.path + " differs from its sidecar: " +
+                                            chunk_difference(got, w, s.chunk_bytes));
+    }
+    if (by_chunks) {
+      x.sha256 = w.sha256; // every byte matched the bytes the mirror hashed whole
     }
     seen[got.path] = true;
   }

@@ -5,6 +5,9 @@
 // (path, kind, mode, size, sha256, link text). The site pins the sidecar's bytes; hosts check
 // the repack's bytes and every file extracted from it against it. Trust chain:
 //   NVIDIA manifest pin -> original sha256 -> sidecar pin -> repack sha256 -> per-file sha256.
+// A sidecar may also list the digest of every chunk_bytes (1 MiB) of the repack and of every
+// larger file: a host then checks those instead of the two whole digests, which pins the
+// same bytes and runs on several threads (one SHA-256 is sequential: about 1.2 GB/s).
 #pragma once
 
 #include "archive/extract.hpp"
@@ -23,7 +26,7 @@ namespace cudnnctl::release {
 
 // The format a sidecar names for a zstd repack.
 inline constexpr std::string_view k_repack_format = "tar.zst";
-// Largest sidecar accepted (a real cuDNN sidecar is under 64 KiB).
+// Largest sidecar accepted (a real cuDNN 9.19 sidecar, with its chunk digests, is about 60 KiB).
 inline constexpr size_t k_max_sidecar = 16u << 20;
 
 struct SidecarEntry {
@@ -33,6 +36,8 @@ struct SidecarEntry {
   uint64_t size = 0;  // files
   std::string sha256; // files
   std::string target; // symlinks: the link text
+  // Files larger than the sidecar's chunk_bytes: the digest of each chunk of them.
+  std::vector<std::string> chunks;
   friend bool operator==(const SidecarEntry&, const SidecarEntry&) = default;
 };
 
@@ -47,7 +52,16 @@ struct Sidecar {
   int zstd_level = 0;
   std::string top; // the single top folder of both archives
   std::vector<SidecarEntry> entries;
+  // 0, or the size of the chunks whose digests it lists (those of the repack, and of every
+  // file larger than one chunk).
+  uint64_t chunk_bytes = 0;
+  std::vector<std::string> repack_chunks;
 };
+
+// Whether `s` lists chunk digests a host can check instead of the whole ones: chunks of
+// util::k_sha256_chunk, as many as the repack's and every larger file's size make. Else (an
+// older mirror's sidecar, another chunk size) the whole digests are checked.
+[[nodiscard]] bool lists_chunks(const Sidecar& s);
 
 // The sidecar entry of an extracted entry (a hard link becomes the file it names).
 [[nodiscard]] SidecarEntry sidecar_entry(const archive::Entry& e);
@@ -67,10 +81,11 @@ struct Sidecar {
                                          const std::string& source);
 
 // Every extracted entry matches the sidecar's entry of the same path (kind, mode, size,
-// sha256, link text), and every sidecar entry `included` keeps was extracted. The first
-// difference: ErrorCode::integrity "<path>: ..." with both values.
+// sha256 or, for a file hashed in chunks, every chunk's digest, link text), and every sidecar
+// entry `included` keeps was extracted. A file whose chunks all match gets the sidecar's
+// sha256. The first difference: ErrorCode::integrity "<path>: ..." with both values.
 [[nodiscard]] Status
-check_extracted(const Sidecar& s, const std::vector<archive::Entry>& extracted,
+check_extracted(const Sidecar& s, std::vector<archive::Entry>& extracted,
                 const std::function<bool(std::string_view path, archive::EntryKind)>& included);
 
 // The limits install extracts an archive of `pkg` with (caps on decompressed bytes and on

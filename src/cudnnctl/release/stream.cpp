@@ -127,8 +127,8 @@ Result<std::vector<archive::Entry>> StreamExtractor::finish() {
 }
 
 Status stream_file(const fs::path& path, uint64_t expected_size, std::string_view expected_sha256,
-                   fetch::StreamSink& sink,
-                   const std::function<void(uint64_t, uint64_t)>& progress) {
+                   fetch::StreamSink& sink, const std::function<void(uint64_t, uint64_t)>& progress,
+                   const std::vector<std::string>& expected_chunks) {
   TRY_ASSIGN(util::Fd fd, util::open_fd(path, O_RDONLY));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
@@ -143,7 +143,8 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
     return verify::compare_digest(path.string(), expected_size, expected_sha256, file_size, "");
   }
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  util::Sha256Worker sha; // hashes on its own thread while this one reads and feeds
+  // Hashes on its own threads while this one reads and feeds.
+  util::Sha256Worker sha = util::Sha256Worker::for_stream(!expected_chunks.empty());
   std::vector<char> buffer(size_t{1} << 20);
   std::optional<Error> deferred; // the sink's error, judged once the digest is known
   uint64_t done = 0;
@@ -177,7 +178,13 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
       progress(done, expected_size);
     }
   }
-  TRY(verify::compare_digest(path.string(), expected_size, expected_sha256, done, sha.hex_final()));
+  if (sha.chunked()) {
+    TRY(verify::compare_chunks(path.string(), expected_size, expected_chunks, done,
+                               sha.chunk_digests(), util::k_sha256_chunk));
+  } else {
+    TRY(verify::compare_digest(path.string(), expected_size, expected_sha256, done,
+                               sha.hex_final()));
+  }
   if (deferred) {
     return fail(std::move(*deferred));
   }

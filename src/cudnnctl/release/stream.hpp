@@ -86,11 +86,14 @@ private:
 
 // Reads the local archive `path` once, feeding `sink` and a SHA-256, then checks size and
 // digest against the manifest's (ErrorCode::integrity with both values on a mismatch; the
-// size is checked first, before any byte is read). A sink error of ErrorCode::environment or
-// internal ends the read at once; any other sink error is returned only when size and
-// digest match (corrupt bytes could have caused it). `progress(done, total)` may be empty.
+// size is checked first, before any byte is read); when `expected_chunks` is not empty, the
+// digest of every util::k_sha256_chunk bytes against it instead (hashed on several threads).
+// A sink error of ErrorCode::environment or internal ends the read at once; any other sink
+// error is returned only when size and digest match (corrupt bytes could have caused it).
+// `progress(done, total)` may be empty.
 [[nodiscard]] Status stream_file(const std::filesystem::path& path, uint64_t expected_size,
                                  std::string_view expected_sha256, fetch::StreamSink& sink,
-                                 const std::function<void(uint64_t, uint64_t)>& progress);
+                                 const std::function<void(uint64_t, uint64_t)>& progress,
+                                 const std::vector<std::string>& expected_chunks = {});
 
 } // namespace cudnnctl::release

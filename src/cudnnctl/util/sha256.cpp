@@ -98,6 +98,38 @@ std::string sha256_hex(std::string_view data) {
   return h.hex_final();
 }
 
+Result<std::vector<std::string>> sha256_chunks(int fd, std::string_view where, size_t chunk) {
+  std::vector<std::string> out;
+  std::vector<char> buf(chunk);
+  for (uint64_t offset = 0;;) {
+    size_t got = 0; // one piece: pread until it is full or the file ends
+    while (got < chunk) {
+      const ssize_t n =
+          ::pread(fd, buf.data() + got, chunk - got, static_cast<off_t>(offset + got));
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        return fail_errno("cannot read " + std::string(where), errno);
+      }
+      if (n == 0) {
+        break;
+      }
+      got += static_cast<size_t>(n);
+    }
+    if (got == 0) {
+      return out;
+    }
+    Sha256 h;
+    h.update(buf.data(), got);
+    out.push_back(h.hex_final());
+    if (got < chunk) {
+      return out;
+    }
+    offset += got;
+  }
+}
+
 bool is_sha256_hex(std::string_view s) {
   if (s.size() != 64) {
     return false;

@@ -8,12 +8,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct evp_md_ctx_st; // EVP_MD_CTX, forward-declared so only sha256.cpp sees OpenSSL
 
 namespace cudnnctl::util {
 
 // --- Interface ---
+
+// The pieces a repack's sidecar hashes one by one (release/sidecar.hpp): a stream or a file
+// hashed in pieces is checked on several threads, not at one thread's SHA-256 pace.
+inline constexpr size_t k_sha256_chunk = size_t{1} << 20;
 
 class Sha256 {
 public:
@@ -41,6 +46,11 @@ private:
 [[nodiscard]] Result<std::string> sha256_file(const std::filesystem::path& path,
                                               uint64_t* size_out = nullptr);
 [[nodiscard]] std::string sha256_hex(std::string_view data);
+// The digest of every `chunk` bytes of the open file `fd` from offset 0 to its end (pread: its
+// offset does not move; the last piece may be shorter; none for an empty file). Errors name
+// `where`.
+[[nodiscard]] Result<std::vector<std::string>> sha256_chunks(int fd, std::string_view where,
+                                                             size_t chunk = k_sha256_chunk);
 
 // True when `s` is 64 lower- or upper-case hex digits.
 bool is_sha256_hex(std::string_view s);

@@ -3,6 +3,7 @@
 
 #include "util/sha256.hpp"
 
+#include <algorithm>
 #include <sys/stat.h>
 
 namespace cudnnctl::verify {
@@ -28,6 +29,24 @@ Status compare_digest(std::string_view what, uint64_t expected_size,
   if (lower(got_sha256) != lower(expected_sha256)) {
     return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) + ": expected " +
                                           lower(expected_sha256) + ", got " + lower(got_sha256));
+  }
+  return {};
+}
+
+Status compare_chunks(std::string_view what, uint64_t expected_size,
+                      const std::vector<std::string>& expected, uint64_t got_size,
+                      const std::vector<std::string>& got, uint64_t chunk_bytes) {
+  TRY(compare_digest(what, expected_size, "", got_size, ""));
+  for (size_t i = 0; i < std::max(expected.size(), got.size()); ++i) {
+    const std::string want = i < expected.size() ? lower(expected[i]) : "(none)";
+    const std::string have = i < got.size() ? lower(got[i]) : "(none)";
+    if (want != have) {
+      const uint64_t from = i * chunk_bytes;
+      const uint64_t to = std::min<uint64_t>(from + chunk_bytes, got_size);
+      return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) + ": bytes " +
+                                            std::to_string(from) + " to " + std::to_string(to) +
+                                            ": expected " + want + ", got " + have);
+    }
   }
   return {};
 }

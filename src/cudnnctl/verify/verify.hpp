@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudnnctl::verify {
 
@@ -22,5 +23,12 @@ namespace cudnnctl::verify {
 [[nodiscard]] Status compare_digest(std::string_view what, uint64_t expected_size,
                                     std::string_view expected_sha256, uint64_t got_size,
                                     std::string_view got_sha256);
+
+// The same for bytes hashed in pieces of `chunk_bytes` (a repack's sidecar lists the digest
+// of every piece: release/sidecar.hpp): the sizes, then the first piece that differs
+// (ErrorCode::integrity "sha256 mismatch for X: bytes A to B: expected ..., got ...").
+[[nodiscard]] Status compare_chunks(std::string_view what, uint64_t expected_size,
+                                    const std::vector<std::string>& expected, uint64_t got_size,
+                                    const std::vector<std::string>& got, uint64_t chunk_bytes);
 
 } // namespace cudnnctl::verify

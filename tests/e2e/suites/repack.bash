@@ -29,6 +29,15 @@ host_root() {
   cp "$1" "$r/etc/cudnnctl/pins.d/site.sha256"
   echo "$r"
 }
+# repinned_root SIDECAR [NAME [PINS]]: a fresh root trusting PINS (default the site's) with its
+# sidecar line replaced by SIDECAR's sha256 under NAME (default $SC): a changed sidecar that the
+# site vouches for.
+repinned_root() {
+  local pins=$E2E_TMP/repinned.$RANDOM.sha256
+  { grep -v cudnnctl-repack "${3:-$D/cudnnctl-pins.sha256}"
+    echo "$(sha256sum "$1" | cut -d' ' -f1)  ${2:-$SC}"; } >"$pins"
+  host_root "$pins"
+}
 # installed_sums ROOT: sha256 of every file the active entry holds, by path.
 installed_sums() { (cd "$1/opt/cudnn/current/" && find -L . -type f ! -name '.cudnnctl-entry.json' -exec sha256sum {} + | sort -k2); }
 # copy_site NAME: a copy of the site mirror to tamper with, served by its own nginx ($MIRROR_URL).
@@ -71,6 +80,20 @@ for e in s["entries"]:
         assert os.readlink(p) == e["target"], e["path"]
 n = sum(len(fs) + len([d for d in ds if os.path.islink(os.path.join(r, d))]) for r, ds, fs in os.walk(top))
 assert n == len([e for e in s["entries"] if e["kind"] != "dir"]), (n, len(s["entries"]))
+PY
+# And the digest of every MiB of the repack and of every file larger than that.
+python3 - "$D/$SC" "$E2E_TMP/xz/$TOP" "$D/$Z91" <<'PY' || fail "the sidecar's chunk digests are wrong"
+import hashlib, json, os, sys
+s = json.load(open(sys.argv[1])); top = sys.argv[2]; C = 1 << 20
+assert s["chunk_bytes"] == C, s.get("chunk_bytes")
+def chunks(p):
+    b = open(p, "rb").read()
+    return [hashlib.sha256(b[i:i + C]).hexdigest() for i in range(0, len(b), C)]
+assert s["repack"]["chunks"] == chunks(sys.argv[3])
+for e in s["entries"]:
+    if e["kind"] == "file":
+        want = chunks(os.path.join(top, e["path"])) if e["size"] > C else None
+        assert e.get("chunks") == want, e["path"]
 PY
 # zstd's own CLI reads the repack, and it holds the same tree as the original.
 mkdir "$E2E_TMP/zst" && zstd -q -dc "$D/$Z91" | tar -xf - -C "$E2E_TMP/zst"
@@ -159,9 +182,7 @@ import re
 lines[i] = re.sub(r'"sha256":"[0-9a-f]{64}"', '"sha256":"' + "0" * 64 + '"', lines[i])
 open(p, "w").write("\n".join(lines))
 PY
-{ grep -v cudnnctl-repack "$D/cudnnctl-pins.sha256"
-  echo "$(sha256sum "$E2E_TMP/sidecar-lies/$SC" | cut -d' ' -f1)  $SC"; } >"$E2E_TMP/lies.sha256"
-R5=$(host_root "$E2E_TMP/lies.sha256")
+R5=$(repinned_root "$E2E_TMP/sidecar-lies/$SC")
 expect_exit 0 cudnnctl --root "$R5" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
 expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"differs from its sidecar" in d["data"]["archive"]["form_reason"]' true
@@ -169,6 +190,43 @@ expect_json '"libcudnn.so.9." in d["data"]["archive"]["form_reason"]' true
 grep -F "GET /$Z91 " "$NGINX_DIR/access.log" | grep -q '" 200 ' || fail "the repack was not tried"
 expect_eq "$(installed_sums "$R5")" "$(installed_sums "$R2")"
 expect_eq "$(find "$R5/opt/cudnn/store" -maxdepth 1 -name '.staging-*' | wc -l)" 0 "staging left"
+
+TEST "a pinned sidecar whose chunk digest of the repack lies: refused, the original xz"
+copy_site chunk-lies
+python3 - "$E2E_TMP/chunk-lies/$SC" <<'PY'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p))
+s["repack"]["chunks"][-1] = "0" * 64  # the whole sha256 stays right: the chunks are checked
+open(p, "w").write(json.dumps(s))
+PY
+R7=$(repinned_root "$E2E_TMP/chunk-lies/$SC")
+expect_exit 0 cudnnctl --root "$R7" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
+expect_json 'd["data"]["archive"]["form"]' xz
+expect_json '"sha256 mismatch" in d["data"]["archive"]["form_reason"]' true
+expect_json '"expected " + "0" * 64 in d["data"]["archive"]["form_reason"]' true
+expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
+expect_eq "$(find "$R7/var/cache/cudnnctl" -name '*.tar.zst' | wc -l)" 0 "repack cached"
+expect_eq "$(installed_sums "$R7")" "$(installed_sums "$R2")"
+
+TEST "an older mirror's sidecar without chunk digests: the repack, checked by whole digests"
+copy_site no-chunks
+python3 - "$E2E_TMP/no-chunks/$SC" <<'PY'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p))
+s.pop("chunk_bytes"); s["repack"].pop("chunks")
+for e in s["entries"]:
+    e.pop("chunks", None)
+open(p, "w").write(json.dumps(s))
+PY
+R8=$(repinned_root "$E2E_TMP/no-chunks/$SC")
+expect_exit 0 cudnnctl --root "$R8" --mirror "$MIRROR_URL" --require-pin --cuda 12 -v install 9.1.0
+cat "$OUT" "$ERR" >"$E2E_TMP/no-chunks.out"
+expect_contains "$E2E_TMP/no-chunks.out" "lists no chunk digests"
+expect_contains "$E2E_TMP/no-chunks.out" "(size and sha256 match its pinned sidecar)"
+expect_exit 0 cudnnctl --root "$R8" --json history
+expect_json '[r.get("archive_form") for r in d["data"]["history"] if r["command"] == "install"][-1]' repack
+expect_eq "$(installed_sums "$R8")" "$(installed_sums "$R2")"
+expect_exit 0 cudnnctl --root "$R8" --json verify
 
 TEST "hostile entries in a pinned repack: refused, the original xz, nothing outside the tree"
 copy_site hostile
@@ -187,13 +245,13 @@ python3 - "$H/$SC" "$H/$Z91" <<'PY'
 import hashlib, json, os, sys
 p, z = sys.argv[1:]
 s = json.load(open(p))
-s["repack"]["sha256"] = hashlib.sha256(open(z, "rb").read()).hexdigest()
-s["repack"]["size"] = os.path.getsize(z)
+b = open(z, "rb").read()
+s["repack"]["sha256"] = hashlib.sha256(b).hexdigest()
+s["repack"]["size"] = len(b)
+s["repack"]["chunks"] = [hashlib.sha256(b[i:i + (1 << 20)]).hexdigest() for i in range(0, len(b), 1 << 20)]
 open(p, "w").write(json.dumps(s))
 PY
-{ grep -v cudnnctl-repack "$D/cudnnctl-pins.sha256"
-  echo "$(sha256sum "$H/$SC" | cut -d' ' -f1)  $SC"; } >"$E2E_TMP/hostile.sha256"
-R6=$(host_root "$E2E_TMP/hostile.sha256")
+R6=$(repinned_root "$H/$SC")
 expect_exit 0 cudnnctl --root "$R6" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
 expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"unsafe archive entry" in d["data"]["archive"]["form_reason"]' true
@@ -244,3 +302,35 @@ expect_exit 0 cudnnctl --root "$R0" --mirror "$SRC" --platform linux-x86_64 --cu
 expect_json 'd["data"]["repacked"]' 1
 expect_json 'd["data"]["releases"][0]["archives"][0]["repack"]["state"]' "would write"
 expect_no_file "$E2E_TMP/new2"
+
+TEST "a file larger than a chunk is checked chunk by chunk; a lying chunk sends the host to the xz"
+P=$E2E_TMP/padded
+mkrelease --mirror "$P" --label 9.11.0 --version 9.11.0.98 --cuda 12 --platform linux-x86_64 \
+  --no-static --pad libcudnn_engines_precompiled=2600000 --pad-random >/dev/null
+start_nginx "$P"
+expect_exit 0 cudnnctl --root "$R0" --mirror "$MIRROR_URL" --platform linux-x86_64 --cuda 12 --json \
+  mirror 9.11.0 --to "$E2E_TMP/psite" --repack zstd
+PSC=$(cd "$E2E_TMP/psite" && ls cudnnctl-repack/*.json)
+BIG=$(sidecar_get '[e["path"] for e in s["entries"] if len(e.get("chunks", [])) >= 3][0]' "$E2E_TMP/psite/$PSC")
+expect_eq "$BIG" "$(sidecar_get '[e["path"] for e in s["entries"] if e.get("size", 0) > 1 << 20][0]' "$E2E_TMP/psite/$PSC")"
+start_nginx "$E2E_TMP/psite"
+R9=$(host_root "$E2E_TMP/psite/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$R9" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.11.0
+expect_json 'd["data"]["archive"]["form"]' repack
+# The entry records the file's whole sha256 (the sidecar's, every chunk matched): verify agrees.
+expect_exit 0 cudnnctl --root "$R9" --json verify
+cp -a "$E2E_TMP/psite" "$E2E_TMP/psite-lies"
+python3 - "$E2E_TMP/psite-lies/$PSC" "$BIG" <<'PY'
+import json, sys
+p, big = sys.argv[1:]; s = json.load(open(p))
+e = next(e for e in s["entries"] if e["path"] == big)
+e["chunks"][1] = "0" * 64  # its whole sha256 stays right: the chunks are what a host checks
+open(p, "w").write(json.dumps(s))
+PY
+start_nginx "$E2E_TMP/psite-lies"
+R10=$(repinned_root "$E2E_TMP/psite-lies/$PSC" "$PSC" "$E2E_TMP/psite/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$R10" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.11.0
+expect_json 'd["data"]["archive"]["form"]' xz
+expect_json '"'"$BIG"' differs from its sidecar: bytes 1048576 to 2097152 have sha256" in d["data"]["archive"]["form_reason"]' true
+expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
+expect_eq "$(installed_sums "$R10")" "$(installed_sums "$R9")"
