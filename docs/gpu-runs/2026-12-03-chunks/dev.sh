@@ -1,6 +1,7 @@
 #!/bin/bash
 # A device call for issue 21 (2026-12-03 afternoon): what the pass would take without each of
-# its two sequential SHA-256s. ab.py's alternated rounds from file:// over main's framed repack
+# its two sequential SHA-256s. The ablation build is dded7c8 + ablation.patch (env switches and
+# the X_TRACE lines; never merged). ab.py's alternated rounds from file:// over main's framed repack
 # for main (dded7c8) and an ablation build (main + env switches, not merged: X_NOSTREAM skips
 # the stream's SHA-256 and takes the digest as matching, X_NOFILE skips the files' SHA-256 and
 # takes the sidecar's): nostream, nofile, nohash (both); run-ablate.txt. Second call
