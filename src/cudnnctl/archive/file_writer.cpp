@@ -52,8 +52,7 @@ struct BackgroundWriter::File {
   uint64_t size = 0;       // set by end()
   size_t writes_left = 0;  // pieces queued for its writer
   size_t hashes_left = 0;  // pieces queued for hash threads, its end marker included
-  bool end_hashed = false; // the end marker was taken
-  bool hashed = false;     // both: every byte is hashed
+  bool end_hashed = false; // the end marker was taken (hashed once hashes_left is 0 too)
   bool closing = false;
   std::string sha256;
   std::vector<std::string> chunks; // hashing in chunks: by chunk index
@@ -150,6 +149,10 @@ Status BackgroundWriter::queue(Piece piece, bool write) {
   return {};
 }
 
+uint64_t BackgroundWriter::room_in_chunk() const {
+  return m_hash_chunk == 0 ? UINT64_MAX : m_hash_chunk - m_file->size % m_hash_chunk;
+}
+
 void BackgroundWriter::place_in_chunk(Piece& piece, uint64_t start, bool ending) {
   if (m_hash_chunk == 0) {
     return;
@@ -206,16 +209,14 @@ Status BackgroundWriter::data(const void* bytes, size_t size) {
     if (m_fill < 0) {
       TRY(take_slot());
     }
-    size_t n = std::min(size, m_slot_size - m_fill_length);
-    if (m_hash_chunk > 0) {
-      n = static_cast<size_t>(std::min<uint64_t>(n, m_hash_chunk - m_file->size % m_hash_chunk));
-    }
+    const size_t n = static_cast<size_t>(
+        std::min<uint64_t>(std::min(size, m_slot_size - m_fill_length), room_in_chunk()));
     std::memcpy(m_slots[static_cast<size_t>(m_fill)].get() + m_fill_length, p, n);
     m_fill_length += n;
     m_file->size += n; // producer-only until end()
     p += n;
     size -= n;
-    if (m_fill_length == m_slot_size || (m_hash_chunk > 0 && m_file->size % m_hash_chunk == 0)) {
+    if (m_fill_length == m_slot_size || room_in_chunk() == m_hash_chunk) {
       TRY(flush_slot());
     }
   }
@@ -228,11 +229,7 @@ Status BackgroundWriter::zeros(uint64_t count) {
   }
   TRY(flush_slot());
   while (count > 0) {
-    // Hashing in chunks, a run of zeros is cut where a chunk ends.
-    uint64_t n = count;
-    if (m_hash_chunk > 0) {
-      n = std::min(n, m_hash_chunk - m_file->size % m_hash_chunk);
-    }
+    const uint64_t n = std::min(count, room_in_chunk()); // cut where a chunk ends
     Piece piece;
     piece.file = m_file;
     piece.length = n;
@@ -284,7 +281,7 @@ void BackgroundWriter::release_slot_locked(int slot) {
 
 void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
                                           const std::shared_ptr<File>& file) {
-  if (!file->hashed || file->writes_left > 0 || file->closing) {
+  if (!file->end_hashed || file->hashes_left > 0 || file->writes_left > 0 || file->closing) {
     return;
   }
   file->closing = true;
@@ -433,10 +430,8 @@ void BackgroundWriter::hash_loop(size_t hasher) {
       f.chunks[static_cast<size_t>(piece.chunk)] = std::move(chunk_digest);
     }
     f.end_hashed = f.end_hashed || piece.last;
-    if (--f.hashes_left == 0 && f.end_hashed) {
-      f.hashed = true;
-      finish_if_complete(lock, piece.file);
-    }
+    --f.hashes_left;
+    finish_if_complete(lock, piece.file);
     m_changed.notify_all();
   }
 }

@@ -97,6 +97,9 @@ private:
   };
   // Queues the slot being filled (`ending`: the file's last bytes).
   Status flush_slot(bool ending = false);
+  // Hashing in chunks: the bytes the current file's chunk still takes (its end: the whole
+  // chunk); else no limit.
+  [[nodiscard]] uint64_t room_in_chunk() const;
   // Hashing in chunks: the piece's chunk and whether it ends it, from the file's bytes so far.
   void place_in_chunk(Piece& piece, uint64_t start, bool ending);
   Status take_slot();

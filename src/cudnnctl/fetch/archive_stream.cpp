@@ -23,11 +23,8 @@ ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t 
       m_total(total) {}
 
 Status ArchiveStream::check(std::string_view what, const ArchiveRequest& request) {
-  if (m_hash.chunked()) {
-    return verify::compare_chunks(what, request.size, request.chunk_sha256, m_size,
-                                  m_hash.chunk_digests(), util::k_sha256_chunk);
-  }
-  return verify::compare_digest(what, request.size, request.sha256, m_size, m_hash.hex_final());
+  return verify::compare_stream(what, request.size, request.sha256, request.chunk_sha256, m_size,
+                                m_hash);
 }
 
 Status ArchiveStream::feed(std::string_view data) {

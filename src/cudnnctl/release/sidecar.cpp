@@ -4,6 +4,7 @@
 #include "archive/naming.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
+#include "verify/verify.hpp"
 
 #include <algorithm>
 #include <map>
@@ -66,16 +67,14 @@ uint64_t chunks_for(uint64_t size, uint64_t chunk) {
 
 // The first chunk digest of `got` that differs from `want`, as a message.
 std::string chunk_difference(const SidecarEntry& got, const SidecarEntry& want, uint64_t chunk) {
-  for (size_t i = 0; i < std::max(got.chunks.size(), want.chunks.size()); ++i) {
-    const std::string g = i < got.chunks.size() ? got.chunks[i] : "(none)";
-    const std::string w = i < want.chunks.size() ? want.chunks[i] : "(none)";
-    if (g != w) {
-      return "bytes " + std::to_string(i * chunk) + " to " +
-             std::to_string(std::min<uint64_t>((i + 1) * chunk, got.size)) + " have sha256 " + g +
-             ", sidecar says " + w;
-    }
+  const std::optional<size_t> i = verify::first_difference(got.chunks, want.chunks);
+  if (!i) {
+    return "no chunk digests were computed";
   }
-  return "the same chunks";
+  auto at = [&](const std::vector<std::string>& v) { return *i < v.size() ? v[*i] : "(none)"; };
+  return "bytes " + std::to_string(*i * chunk) + " to " +
+         std::to_string(std::min<uint64_t>((*i + 1) * chunk, got.size)) + " have sha256 " +
+         at(got.chunks) + ", sidecar says " + at(want.chunks);
 }
 
 bool safe_relative(std::string_view p) {

@@ -178,13 +178,8 @@ Status stream_file(const fs::path& path, uint64_t expected_size, std::string_vie
       progress(done, expected_size);
     }
   }
-  if (sha.chunked()) {
-    TRY(verify::compare_chunks(path.string(), expected_size, expected_chunks, done,
-                               sha.chunk_digests(), util::k_sha256_chunk));
-  } else {
-    TRY(verify::compare_digest(path.string(), expected_size, expected_sha256, done,
-                               sha.hex_final()));
-  }
+  TRY(verify::compare_stream(path.string(), expected_size, expected_sha256, expected_chunks, done,
+                             sha));
   if (deferred) {
     return fail(std::move(*deferred));
   }

@@ -17,20 +17,12 @@ size_t default_chunk_hash_threads() {
 }
 
 Sha256Worker::Sha256Worker(size_t chunks, size_t chunk_size) : m_chunk_size(chunk_size) {
-  for (size_t i = 0; i < std::max<size_t>(chunks, 1); ++i) {
-    m_chunks.push_back(std::make_unique<char[]>(chunk_size));
-    m_free.push_back(static_cast<int>(i));
-  }
-  start(1);
+  start(chunks, 1);
 }
 
 Sha256Worker::Sha256Worker(Chunked mode, size_t chunks, size_t chunk_size)
     : m_chunk_size(chunk_size), m_chunked(true) {
-  for (size_t i = 0; i < std::max<size_t>(chunks, 1); ++i) {
-    m_chunks.push_back(std::make_unique<char[]>(chunk_size));
-    m_free.push_back(static_cast<int>(i));
-  }
-  start(std::max<size_t>(mode.threads, 1));
+  start(chunks, mode.threads);
 }
 
 Sha256Worker Sha256Worker::for_stream(bool chunked) {
@@ -41,9 +33,13 @@ Sha256Worker Sha256Worker::for_stream(bool chunked) {
   return Sha256Worker(Chunked{threads}, threads + 3, k_sha256_chunk);
 }
 
-void Sha256Worker::start(size_t threads) {
+void Sha256Worker::start(size_t chunks, size_t threads) {
+  for (size_t i = 0; i < std::max<size_t>(chunks, 1); ++i) {
+    m_chunks.push_back(std::make_unique<char[]>(m_chunk_size));
+    m_free.push_back(static_cast<int>(i));
+  }
   try {
-    for (size_t i = 0; i < threads; ++i) {
+    for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i) {
       m_threads.emplace_back([this] { run(); });
     }
   } catch (...) {

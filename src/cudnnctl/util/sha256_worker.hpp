@@ -66,7 +66,8 @@ private:
     size_t length = 0;
     size_t seq = 0; // chunked: its place in the digest list
   };
-  void start(size_t threads);
+  // The constructors' common part: `chunks` buffers (at least 1), `threads` (at least 1).
+  void start(size_t chunks, size_t threads);
   void flush();
   void wait_idle(std::unique_lock<std::mutex>& lock);
   void run();

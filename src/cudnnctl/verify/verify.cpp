@@ -37,18 +37,44 @@ Status compare_chunks(std::string_view what, uint64_t expected_size,
                       const std::vector<std::string>& expected, uint64_t got_size,
                       const std::vector<std::string>& got, uint64_t chunk_bytes) {
   TRY(compare_digest(what, expected_size, "", got_size, ""));
-  for (size_t i = 0; i < std::max(expected.size(), got.size()); ++i) {
-    const std::string want = i < expected.size() ? lower(expected[i]) : "(none)";
-    const std::string have = i < got.size() ? lower(got[i]) : "(none)";
-    if (want != have) {
-      const uint64_t from = i * chunk_bytes;
-      const uint64_t to = std::min<uint64_t>(from + chunk_bytes, got_size);
-      return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) + ": bytes " +
-                                            std::to_string(from) + " to " + std::to_string(to) +
-                                            ": expected " + want + ", got " + have);
-    }
+  std::vector<std::string> want;
+  std::vector<std::string> have;
+  for (const auto& d : expected) {
+    want.push_back(lower(d));
   }
-  return {};
+  for (const auto& d : got) {
+    have.push_back(lower(d));
+  }
+  const std::optional<size_t> i = first_difference(want, have);
+  if (!i) {
+    return {};
+  }
+  const uint64_t from = *i * chunk_bytes;
+  const uint64_t to = std::min<uint64_t>(from + chunk_bytes, got_size);
+  return fail(ErrorCode::integrity, "sha256 mismatch for " + std::string(what) + ": bytes " +
+                                        std::to_string(from) + " to " + std::to_string(to) +
+                                        ": expected " + (*i < want.size() ? want[*i] : "(none)") +
+                                        ", got " + (*i < have.size() ? have[*i] : "(none)"));
+}
+
+std::optional<size_t> first_difference(const std::vector<std::string>& a,
+                                       const std::vector<std::string>& b) {
+  const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (ia == a.end() && ib == b.end()) {
+    return std::nullopt;
+  }
+  return static_cast<size_t>(ia - a.begin());
+}
+
+Status compare_stream(std::string_view what, uint64_t expected_size,
+                      std::string_view expected_sha256,
+                      const std::vector<std::string>& expected_chunks, uint64_t got_size,
+                      util::Sha256Worker& hash) {
+  if (hash.chunked()) {
+    return compare_chunks(what, expected_size, expected_chunks, got_size, hash.chunk_digests(),
+                          util::k_sha256_chunk);
+  }
+  return compare_digest(what, expected_size, expected_sha256, got_size, hash.hex_final());
 }
 
 Status verify_file(const std::filesystem::path& path, uint64_t expected_size,

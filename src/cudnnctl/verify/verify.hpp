@@ -3,9 +3,12 @@
 #pragma once
 
 #include "util/result.hpp"
+#include "util/sha256_worker.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +33,18 @@ namespace cudnnctl::verify {
 [[nodiscard]] Status compare_chunks(std::string_view what, uint64_t expected_size,
                                     const std::vector<std::string>& expected, uint64_t got_size,
                                     const std::vector<std::string>& got, uint64_t chunk_bytes);
+
+// The first place where two lists of chunk digests differ (one list ending first counts), or
+// none when they are equal. Digests are compared as given.
+[[nodiscard]] std::optional<size_t> first_difference(const std::vector<std::string>& a,
+                                                     const std::vector<std::string>& b);
+
+// `hash` (every byte of a stream fed to it) against the expected size and sha256, or, when the
+// hash is chunked, against `expected_chunks` of util::k_sha256_chunk bytes: compare_digest or
+// compare_chunks. Waits for the hash threads; the next update() starts afresh.
+[[nodiscard]] Status compare_stream(std::string_view what, uint64_t expected_size,
+                                    std::string_view expected_sha256,
+                                    const std::vector<std::string>& expected_chunks,
+                                    uint64_t got_size, util::Sha256Worker& hash);
 
 } // namespace cudnnctl::verify
