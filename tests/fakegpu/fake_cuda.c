@@ -26,6 +26,8 @@
  *   mig.I=on|off|instance   MIG mode on (NVML says so), or GPU I is a MIG slice (its name
  *                           gets " MIG 1g.10gb")
  *   kernel=VERSION          what NVML reports as the kernel driver (default 580.65.06)
+ *   ctxlog=FILE             append "create I" when GPU I's primary context is made (its first
+ *                           retain) and "destroy I" when its last retain is released
  * CUDA_VISIBLE_DEVICES is honoured as the real driver does: a comma-separated list of
  * indices or UUID prefixes ("GPU-fa0e..."), cut at the first entry that matches no GPU; set
  * but empty means no GPU.
@@ -59,6 +61,8 @@ static int g_loaded, g_devices = 1, g_init, g_initms, g_prohibited = -1, g_ctxfa
                      g_crash = -1, g_hang = -1;
 static struct gpu g_gpu[MAX_GPUS];
 static char g_kernel[64] = "580.65.06";
+static char g_ctxlog[1024];
+static int g_retained[MAX_GPUS];
 static int g_visible[MAX_GPUS], g_nvisible;
 static int g_current = -1; /* physical GPU of the current context */
 
@@ -154,6 +158,8 @@ static void load_config(void) {
       g_hang = v;
     else if (!strcmp(line, "kernel"))
       snprintf(g_kernel, sizeof g_kernel, "%s", value);
+    else if (!strcmp(line, "ctxlog"))
+      snprintf(g_ctxlog, sizeof g_ctxlog, "%s", value);
     else if (!strcmp(line, "cc"))
       for (int i = 0; i < MAX_GPUS; i++)
         set_gpu(i, "cc", value);
@@ -261,17 +267,30 @@ CUresult cuDeviceGetPCIBusId(char* bus, int len, CUdevice d) {
   snprintf(bus, (size_t)len, "0000:%02x:00.0", 0x10 + phys(d));
   return 0;
 }
+static void log_context(const char* what, int p) {
+  FILE* f = g_ctxlog[0] ? fopen(g_ctxlog, "a") : NULL;
+  if (f) {
+    fprintf(f, "%s %d\n", what, p);
+    fclose(f);
+  }
+}
 CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice d) {
   int p = phys(d);
   if (p < 0)
     return 101;
   if (p == g_prohibited || p == g_ctxfail)
     return 46; /* CUDA_ERROR_DEVICE_UNAVAILABLE */
+  if (g_retained[p]++ == 0)
+    log_context("create", p);
   *ctx = (CUcontext)(long)(p + 1);
   return 0;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
-  (void)d;
+  int p = phys(d);
+  if (p < 0)
+    return 101;
+  if (g_retained[p] > 0 && --g_retained[p] == 0)
+    log_context("destroy", p);
   return 0;
 }
 CUresult cuCtxSetCurrent(CUcontext ctx) {

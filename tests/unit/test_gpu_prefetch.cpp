@@ -61,7 +61,8 @@ TEST_CASE("prefetch: the inventory runs beside the caller, is taken once, and is
   {
     gpu::InventoryPrefetch p(std::chrono::seconds(60));
     CHECK(p.pending());
-    CHECK_FALSE(p.ready()); // cuInit sleeps 400 ms
+    CHECK_FALSE(p.ready());            // cuInit sleeps 400 ms
+    CHECK(p.warm_helper() == nullptr); // the child is the thread's until the inventory is taken
     auto inv = p.take();
     REQUIRE(inv);
     REQUIRE(inv->gpus.size() == 1);
@@ -69,6 +70,9 @@ TEST_CASE("prefetch: the inventory runs beside the caller, is taken once, and is
     CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(400));
     CHECK_FALSE(p.pending());
     CHECK_FALSE(p.ready());
+    // The same child waits for the runtime probe's request.
+    REQUIRE(p.warm_helper() != nullptr);
+    CHECK(p.warm_helper()->waiting());
     auto again = p.take();
     REQUIRE_FALSE(again);
     CHECK(again.error().code == ErrorCode::internal);
@@ -77,6 +81,29 @@ TEST_CASE("prefetch: the inventory runs beside the caller, is taken once, and is
   t0 = std::chrono::steady_clock::now();
   { gpu::InventoryPrefetch p(std::chrono::seconds(60)); }
   CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(400));
+}
+
+TEST_CASE("prefetch: a GPU child whose inventory timed out is not offered for the probe",
+          "[gpu][prefetch]") {
+  SlowGpus slow("initms=20000\n");
+  gpu::InventoryPrefetch p(std::chrono::seconds(1));
+  auto inv = p.take();
+  REQUIRE(inv); // an answer: the report says it timed out
+  CHECK(inv->report.outcome == smoke::Outcome::failed);
+  CHECK(inv->gpus.empty());
+  CHECK(p.warm_helper() == nullptr);
+}
+
+TEST_CASE("prefetch: no helper to start: the inventory is that error, at once", "[gpu][prefetch]") {
+  ::setenv("CUDNNCTL_SMOKE_HELPER", fs::absolute("no-such-helper").c_str(), 1);
+  gpu::InventoryPrefetch p(std::chrono::seconds(60));
+  CHECK(p.ready());
+  auto inv = p.take();
+  ::unsetenv("CUDNNCTL_SMOKE_HELPER");
+  REQUIRE_FALSE(inv);
+  CHECK(inv.error().code == ErrorCode::environment);
+  CHECK(inv.error().message.find("no-such-helper") != std::string::npos);
+  CHECK(p.warm_helper() == nullptr);
 }
 
 TEST_CASE("prefetch: a check still waiting for the inventory is judged later, with the same "

@@ -4,6 +4,7 @@
 #include "validate/runtime.hpp"
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 using namespace cudnnctl;
 using namespace gates_test;
@@ -146,67 +147,84 @@ TEST_CASE("runtime probe: dependencies, crashes, foreign libraries", "[validate]
   }
 }
 
+namespace {
+
+// install's GPU child: started, its inventory read (it then waits for the probe's request).
+smoke::WarmHelper started_helper() {
+  auto w = smoke::WarmHelper::start();
+  REQUIRE(w);
+  (void)w->inventory(std::chrono::seconds(30));
+  REQUIRE(w->waiting());
+  return std::move(*w);
+}
+
+smoke::ProbeResult warm_probe(smoke::WarmHelper& w, const fs::path& root, const HeaderVersion& v) {
+  auto p =
+      w.probe(validate::probe_request(fs::absolute(root / "lib"), v), std::chrono::seconds(30));
+  REQUIRE(p);
+  return std::move(*p);
+}
+
+} // namespace
+
 TEST_CASE("warm runtime probe: started before its files exist, judged as the plain one",
           "[validate]") {
   HelperEnv env;
   const HeaderVersion v{9, 1, 0};
-  auto start = [&](const fs::path& root) {
-    auto w = smoke::WarmProbe::start(validate::probe_request(fs::absolute(root / "lib"), v));
-    REQUIRE(w);
-    return std::move(*w);
-  };
   SECTION("all agree; the warm-up is reported") {
     fs::path root = fs::absolute("wrt-good");
-    auto w = start(root);
+    auto w = started_helper();
     CHECK_FALSE(fs::exists(root)); // nothing there yet: the child waits
     auto lib = make_lib_tree(root, v);
-    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    smoke::ProbeResult p = warm_probe(w, root, v);
     auto verdict = validate::judge_probe(p, v);
     INFO(all(verdict));
     CHECK(verdict.problems.empty());
     CHECK(verdict.summary.find("4 version checks returned 0") != std::string::npos);
-    CHECK(p.warm_ms.has_value()); // the fake driver (or none) answered before "go"
+    CHECK(p.warm_ms.has_value()); // the fake driver (or none) answered before the request
     CHECK(p.loaded.size() == 8);
+    CHECK_FALSE(w.waiting());
+    CHECK_FALSE(w.probe(validate::probe_request(lib, v), std::chrono::seconds(30))); // once
   }
   SECTION("cudnnGetVersion disagrees: the same problem as the plain probe") {
     fs::path root = fs::absolute("wrt-getversion");
-    auto w = start(root);
+    auto w = started_helper();
     auto lib = make_lib_tree(root, v, {.getversion = 90000});
-    auto verdict = validate::judge_probe(w.run(std::chrono::seconds(30)), v);
+    auto verdict = validate::judge_probe(warm_probe(w, root, v), v);
     REQUIRE(verdict.problems.size() == 1);
     CHECK(verdict.problems[0].problem ==
           "cudnnGetVersion() returns 90000, but the release is 9.1.0 (90100)");
   }
   SECTION("a constructor that crashes: named, as by the plain probe") {
     fs::path root = fs::absolute("wrt-crash");
-    auto w = start(root);
+    auto w = started_helper();
     auto lib = make_lib_tree(root, v);
     fs::remove(lib / "libcudnn_adv.so.9.1.0");
     compile_lib(lib, "libcudnn_adv.so.9.1.0", "libcudnn_adv.so.9",
                 "#include <signal.h>\n__attribute__((constructor)) static void boom(void) { "
                 "raise(SIGBUS); }\n");
-    auto verdict = validate::judge_probe(w.run(std::chrono::seconds(30)), v);
+    auto verdict = validate::judge_probe(warm_probe(w, root, v), v);
     REQUIRE(verdict.problems.size() == 1);
     CHECK(verdict.problems[0].file == "lib/libcudnn_adv.so.9");
   }
   SECTION("judged on its last line, written once its exit handlers ran") {
     fs::path root = fs::absolute("wrt-exitline");
-    auto w = start(root);
+    auto w = started_helper();
     (void)make_lib_tree(root, v);
-    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    smoke::ProbeResult p = warm_probe(w, root, v);
     CHECK(p.exit_reported == 0);
     CHECK(p.process_ok);
     CHECK(p.process == "exit status 0 (reported once its exit handlers ran)");
   }
   SECTION("a library destructor that crashes at exit: the probe fails, warm or plain") {
     fs::path root = fs::absolute("wrt-dtor");
-    auto w = start(root);
+    auto w = started_helper();
     auto lib = make_lib_tree(root, v);
     fs::remove(lib / "libcudnn_ops.so.9.1.0");
     compile_lib(lib, "libcudnn_ops.so.9.1.0", "libcudnn_ops.so.9",
                 "#include <signal.h>\nint cudnnOpsVersionCheck(void) { return 0; }\n"
                 "__attribute__((destructor)) static void boom(void) { raise(SIGSEGV); }\n");
-    smoke::ProbeResult p = w.run(std::chrono::seconds(30));
+    smoke::ProbeResult p = warm_probe(w, root, v);
     CHECK(p.completed); // "done" came: everything loaded and agreed
     CHECK_FALSE(p.exit_reported.has_value());
     CHECK_FALSE(p.process_ok);
@@ -219,18 +237,29 @@ TEST_CASE("warm runtime probe: started before its files exist, judged as the pla
     REQUIRE(plain.problems.size() == 1);
     CHECK(plain.problems[0].str() == verdict.problems[0].str());
   }
+  SECTION("a directory name with a newline cannot be sent: refused, the child still waits") {
+    fs::path root = fs::absolute("wrt-new\nline");
+    auto w = started_helper();
+    auto lib = make_lib_tree(root, v);
+    CHECK_FALSE(w.probe(validate::probe_request(lib, v), std::chrono::seconds(30)));
+    CHECK(w.waiting());
+    auto verdict = validate::judge_probe(
+        *smoke::run_probe(validate::probe_request(lib, v), std::chrono::seconds(30)), v);
+    CHECK(verdict.problems.empty()); // the plain probe takes it as an argument
+  }
   SECTION("never run (the install failed first): the child ends without loading anything") {
     fs::path root = fs::absolute("wrt-unrun");
     auto t0 = std::chrono::steady_clock::now();
     {
-      auto w = start(root);
+      auto w = started_helper();
       (void)make_lib_tree(root, v);
     }
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
   }
 }
 
-TEST_CASE("warm runtime probe: the first GPU's primary context is retained before \"go\"",
+TEST_CASE("install's GPU child: the inventory as --gpus reports it, GPU 0's context kept for the "
+          "probe",
           "[validate]") {
   // The fake driver (its config beside it) on the helper's loader path, as the runner runs it.
   FakeGpu gpu = make_fake_gpu(fs::absolute("fakegpu-warm"));
@@ -245,32 +274,80 @@ TEST_CASE("warm runtime probe: the first GPU's primary context is retained befor
     }
   } driver(gpu);
   const HeaderVersion v{9, 1, 0};
+  const fs::path ctxlog = fs::absolute("fakegpu-warm-ctx.log");
+  struct Run {
+    smoke::SmokeResult inventory;
+    smoke::SmokeResult plain; // cudnnctl-smoke --gpus, for comparison
+    smoke::ProbeResult probe;
+    std::string contexts; // the fake driver's log of primary contexts made and destroyed
+  };
   auto run_with = [&](const std::string& conf, const std::string& name) {
     REQUIRE(util::write_file_atomic(gpu.cuda_dir / "fake-cuda.conf", conf));
+    Run out;
+    auto plain = smoke::run_gpu_presence(std::chrono::seconds(30));
+    REQUIRE(plain);
+    out.plain = *plain;
+    REQUIRE(util::write_file_atomic(gpu.cuda_dir / "fake-cuda.conf",
+                                    conf + "ctxlog=" + ctxlog.string() + "\n"));
+    fs::remove(ctxlog);
     fs::path root = fs::absolute(name);
-    auto w = smoke::WarmProbe::start(validate::probe_request(fs::absolute(root / "lib"), v));
+    auto w = smoke::WarmHelper::start();
     REQUIRE(w);
+    out.inventory = w->inventory(std::chrono::seconds(30));
+    REQUIRE(w->waiting());
     (void)make_lib_tree(root, v);
-    smoke::ProbeResult p = w->run(std::chrono::seconds(30));
-    auto verdict = validate::judge_probe(p, v);
+    out.probe = warm_probe(*w, root, v);
+    auto verdict = validate::judge_probe(out.probe, v);
     INFO(all(verdict));
     CHECK(verdict.problems.empty()); // the warm-up never decides the verdict
-    CHECK(p.warm_ms.has_value());
-    return p;
+    CHECK(out.probe.warm_ms.has_value());
+    out.contexts = util::read_file(ctxlog).value_or("");
+    // The same report as --gpus (but its timings).
+    auto same = [](smoke::SmokeResult r) {
+      r.ms = 0;
+      for (auto& g : r.gpus) {
+        g.ms = 0;
+      }
+      return smoke::to_json(r);
+    };
+    CHECK(same(out.inventory) == same(out.plain));
+    return out;
   };
-  SECTION("a GPU: driver and context") {
-    auto p = run_with("devices=2\n", "wctx-gpu");
-    CHECK(p.warm_driver);
-    CHECK(p.warm_context);
+  SECTION("two GPUs: GPU 0's context made once, kept through its check, for the probe") {
+    auto r = run_with("devices=2\n", "wctx-gpu");
+    CHECK(r.probe.warm_driver);
+    CHECK(r.probe.warm_context);
+    CHECK(r.inventory.outcome == smoke::Outcome::passed);
+    REQUIRE(r.inventory.gpus.size() == 2);
+    CHECK(r.inventory.gpus[1].status == "usable");
+    CHECK(r.contexts == "create 0\ncreate 1\ndestroy 1\n");
   }
   SECTION("the context refused (exclusive or prohibited GPU): the probe runs as without it") {
-    auto p = run_with("ctxfail=0\n", "wctx-refused");
-    CHECK(p.warm_driver);
-    CHECK_FALSE(p.warm_context);
+    auto r = run_with("ctxfail=0\n", "wctx-refused");
+    CHECK(r.probe.warm_driver);
+    CHECK_FALSE(r.probe.warm_context);
+    CHECK(r.inventory.outcome == smoke::Outcome::skipped);
+    CHECK_FALSE(r.inventory.no_gpu);
+    CHECK(r.contexts.empty());
   }
-  SECTION("no visible GPU: no context, the probe runs as without it") {
-    auto p = run_with("devices=0\n", "wctx-none");
-    CHECK_FALSE(p.warm_context);
+  SECTION("no visible GPU: no context, the inventory says so, the probe runs as without it") {
+    auto r = run_with("devices=0\n", "wctx-none");
+    CHECK_FALSE(r.probe.warm_context);
+    CHECK(r.inventory.outcome == smoke::Outcome::skipped);
+    CHECK(r.inventory.no_gpu);
+  }
+  SECTION("a driver that hangs in cuInit: the inventory times out, the child is not reused") {
+    REQUIRE(util::write_file_atomic(gpu.cuda_dir / "fake-cuda.conf", "initms=20000\n"));
+    auto w = smoke::WarmHelper::start();
+    REQUIRE(w);
+    auto t0 = std::chrono::steady_clock::now();
+    auto inv = w->inventory(std::chrono::seconds(1));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+    CHECK(inv.outcome == smoke::Outcome::failed);
+    CHECK(inv.message.find("timed out after 1 s") != std::string::npos);
+    CHECK_FALSE(w->waiting());
+    CHECK_FALSE(w->probe(validate::probe_request(fs::absolute("wctx-hung/lib"), v),
+                         std::chrono::seconds(30)));
   }
 }
 

@@ -86,9 +86,10 @@ struct Env {
   util::Notes& notes;
   std::optional<int> cuda_flag; // --cuda
   bool force = false;           // --force: compatibility refusals become warnings
-  // install: the runtime probe started beside the one pass (start_runtime_probe); the
-  // "runtime" gate lets it run when it was started for the same files, else runs its own.
-  smoke::WarmProbe* warm_probe = nullptr;
+  // install: its GPU child, started before the release was resolved and waiting with the
+  // driver initialised (gpu::InventoryPrefetch::warm_helper); the "runtime" gate runs its
+  // probe there, else in a child of its own.
+  smoke::WarmHelper* warm_probe = nullptr;
 
   [[nodiscard]] std::chrono::seconds smoke_timeout() const {
     return std::chrono::seconds(std::max(1, config.smoke_timeout));

@@ -84,10 +84,6 @@ Result<validate::HeaderVersion> check_header(Env& env, Findings& out, const fs::
   return *found;
 }
 
-bool same_request(const smoke::ProbeRequest& a, const smoke::ProbeRequest& b) {
-  return a.dir == b.dir && a.shim == b.shim && a.load == b.load && a.checks == b.checks;
-}
-
 bool machine_matches(const std::string& platform) {
   auto host = validate::host_machine();
   auto want = validate::platform_machine(platform);
@@ -115,14 +111,23 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
     return {};
   }
   const smoke::ProbeRequest request = validate::probe_request(fs::absolute(lib), v);
-  smoke::ProbeResult probe;
-  if (env.warm_probe && same_request(env.warm_probe->request(), request)) {
-    probe = env.warm_probe->run(env.smoke_timeout());
+  std::optional<smoke::ProbeResult> warm;
+  if (env.warm_probe) {
+    warm = env.warm_probe->probe(request, env.smoke_timeout());
     env.warm_probe = nullptr;
+    if (!warm) {
+      env.notes.info("runtime probe: in a child of its own (a file name the waiting GPU child "
+                     "cannot be sent)",
+                     2);
+    }
+  }
+  smoke::ProbeResult probe;
+  if (warm) {
+    probe = std::move(*warm);
     if (probe.warm_ms && probe.warm_driver) {
       env.notes.info(std::string("runtime probe: the driver ") +
                          (probe.warm_context ? "and GPU 0's context were" : "was") +
-                         " initialised beside the download (" +
+                         " initialised beside the download, with the GPU inventory (" +
                          std::to_string(static_cast<long>(*probe.warm_ms)) + " ms)",
                      2);
     }
@@ -142,26 +147,6 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
 }
 
 } // namespace
-
-std::optional<smoke::WarmProbe> start_runtime_probe(const fs::path& tree,
-                                                    const manifest::Selection& selection,
-                                                    const std::vector<std::string>& components_arg,
-                                                    std::string& why) {
-  std::vector<std::string> components =
-      components_arg.empty() ? store::default_components() : components_arg;
-  auto want = wanted_version(selection);
-  if (!has(components, "runtime") || !want || !validate::library_set_known(*want) ||
-      !machine_matches(selection.platform)) {
-    why = "no runtime probe for these components or this platform";
-    return std::nullopt;
-  }
-  auto probe = smoke::WarmProbe::start(validate::probe_request(fs::absolute(tree / "lib"), *want));
-  if (!probe) {
-    why = probe.error().full_message();
-    return std::nullopt;
-  }
-  return std::move(*probe);
-}
 
 Status validate_staged(Env& env, const std::filesystem::path& tree,
                        const manifest::Selection& selection,

@@ -31,18 +31,9 @@ namespace cudnnctl::gates {
 //    whether this system can load the generation. Libraries of another architecture than
 //    the host's are not loaded (warning).
 // `components` empty means the default set (runtime, headers).
-// With env.warm_probe set for the same files, the "runtime" gate uses that child.
+// With env.warm_probe set, the "runtime" gate runs its probe in that child (once).
 [[nodiscard]] Status validate_staged(Env& env, const std::filesystem::path& tree,
                                      const manifest::Selection& selection,
                                      const std::vector<std::string>& components, Findings& out);
-
-// The "runtime" gate's child for `tree`, started now, before the one pass writes the files:
-// it initialises the NVIDIA driver meanwhile (smoke::WarmProbe). nullopt, with `why`, when
-// validate_staged would not probe (no runtime component, libraries of another machine, a
-// version cudnnctl cannot name the libraries of) or the helper cannot start; validate_staged
-// then runs the probe as before.
-[[nodiscard]] std::optional<smoke::WarmProbe>
-start_runtime_probe(const std::filesystem::path& tree, const manifest::Selection& selection,
-                    const std::vector<std::string>& components, std::string& why);
 
 } // namespace cudnnctl::gates

@@ -11,13 +11,17 @@ std::vector<GpuFacts> facts_of(const smoke::SmokeResult& report) {
   return out;
 }
 
+Inventory inventory_of(smoke::SmokeResult report) {
+  Inventory inv;
+  inv.gpus = facts_of(report);
+  inv.kernel_driver = report.kernel_driver;
+  inv.report = std::move(report);
+  return inv;
+}
+
 Result<Inventory> inventory(std::chrono::seconds timeout) {
   TRY_ASSIGN(smoke::SmokeResult r, smoke::run_gpu_presence(timeout));
-  Inventory inv;
-  inv.gpus = facts_of(r);
-  inv.kernel_driver = r.kernel_driver;
-  inv.report = std::move(r);
-  return inv;
+  return inventory_of(std::move(r));
 }
 
 } // namespace cudnnctl::gpu

@@ -26,5 +26,7 @@ struct Inventory {
   smoke::SmokeResult report;
 };
 [[nodiscard]] Result<Inventory> inventory(std::chrono::seconds timeout);
+// The same from a report already taken (install's GPU child, gpu::InventoryPrefetch).
+Inventory inventory_of(smoke::SmokeResult report);
 
 } // namespace cudnnctl::gpu

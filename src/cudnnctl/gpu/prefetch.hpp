@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// `cudnnctl-smoke --gpus` on its own thread (issue 21): install starts the GPU inventory before
-// it resolves the release, so that the child's CUDA driver initialisation (about 0.3 s on a
-// real GPU) overlaps the manifest fetch and the download instead of coming before them.
+// install's GPU child on its own thread (issue 21): install starts `cudnnctl-smoke --warm`
+// before it resolves the release, so that the CUDA driver's initialisation and GPU 0's
+// context (about 0.3 s on a real GPU) overlap the manifest fetch and the download instead of
+// coming before them; the same child, once the inventory is taken, runs the runtime probe
+// (warm_helper()), so the driver is initialised once, not in two children side by side.
 #pragma once
 
 #include "gpu/inventory.hpp"
 
 #include <chrono>
 #include <future>
+#include <optional>
 
 namespace cudnnctl::gpu {
 
 // --- Interface ---
 
 // Started by the constructor (std::async, std::launch::async); the destructor waits for the
-// child (its own timeout applies), so no thread outlives the object, on any path.
+// inventory (its own timeout applies), so no thread outlives the object, on any path, and
+// then ends the child.
 class InventoryPrefetch {
 public:
   explicit InventoryPrefetch(std::chrono::seconds timeout);
@@ -28,8 +32,13 @@ public:
   [[nodiscard]] bool pending() const { return m_future.valid(); }
   // The inventory, waiting for it when it is not in yet; once (pending() is false after).
   [[nodiscard]] Result<Inventory> take();
+  // The child that reported the inventory, waiting for the runtime probe's request: once the
+  // inventory is taken, and only when it came whole (a child that timed out, crashed or
+  // could not start is not reused). Null otherwise: the probe then runs in a child of its own.
+  [[nodiscard]] smoke::WarmHelper* warm_helper();
 
 private:
+  std::optional<smoke::WarmHelper> m_helper; // declared first: destroyed after the thread ended
   std::future<Result<Inventory>> m_future;
 };
 

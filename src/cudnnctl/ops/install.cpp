@@ -112,16 +112,20 @@ void say_pass_threads(const Context& ctx, const release::StreamExtractor& extrac
   ctx.info(line + waits, 2);
 }
 
-// The compute-capability check whose inventory (cudnnctl-smoke --gpus, started before the
-// release was resolved) was not in yet at check_requirements (issue 21). settle() waits for it
-// and judges it (gates::finish_gpu_arch); a refusal is remembered, so that install_new undoes
-// the transaction as if it had never begun and leaves the cache as it was.
+// The compute-capability check whose inventory (install's GPU child, cudnnctl-smoke --warm,
+// started before the release was resolved) was not in yet at check_requirements (issue 21).
+// settle() waits for it and judges it (gates::finish_gpu_arch); a refusal is remembered, so that
+// install_new undoes the transaction as if it had never begun and leaves the cache as it was.
 struct LateGpuCheck {
   gpu::InventoryPrefetch* gpus = nullptr;
   const manifest::Selection* selection = nullptr;
   bool refused = false;
 
   [[nodiscard]] bool pending() const { return gpus && gpus->pending(); }
+  // The GPU child, waiting for the runtime probe's request (null: the probe starts its own).
+  [[nodiscard]] smoke::WarmHelper* warm_helper() const {
+    return gpus ? gpus->warm_helper() : nullptr;
+  }
   // Nothing pending: no-op. `said`: the -v line that says when the check was judged.
   Status settle(Context& ctx, gates::Findings& findings, const char* said = nullptr) {
     if (!pending()) {
@@ -468,14 +472,6 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
   TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
   TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
   std::optional<Timing> timing;
-  // The runtime probe's child starts now: the NVIDIA driver's initialisation (the version
-  // checks need it) runs beside the pass instead of after it.
-  std::string no_warm;
-  std::optional<smoke::WarmProbe> warm =
-      gates::start_runtime_probe(staging.path(), r.selection, components, no_warm);
-  if (!warm) {
-    ctx.info("runtime probe: not started beside the download (" + no_warm + ")", 2);
-  }
   auto streamed = stream_best(ctx, tx, staging.path(), o, r, components, timing, ref); // 3
   if (gpus.pending()) {
     // The compute-capability check that was still waiting for the GPU inventory: judged now,
@@ -489,7 +485,15 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
   }
   TRY_ASSIGN(Streamed s, std::move(streamed));
   gates::Env env = gates_env(ctx);
-  env.warm_probe = warm ? &*warm : nullptr;
+  // The GPU child that reported the inventory runs the runtime probe: the NVIDIA driver it
+  // initialised beside the pass (the version checks need it) is not initialised again.
+  env.warm_probe = gpus.warm_helper();
+  if (!env.warm_probe) {
+    ctx.info(std::string("the GPU child ") +
+                 (gpus.gpus ? "did not report its inventory whole" : "was not started") +
+                 ": a runtime probe runs in a child of its own",
+             2);
+  }
   TRY(gates::validate_staged(env, staging.path(), r.selection, components, findings)); // 4
   (*timing)("validated");
   store::EntryInfo info = entry_info(name, r.selection, components, s);
@@ -771,10 +775,11 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   if (auto done = install_stored(ctx, o, target, components, recalls, out)) {
     return *done;
   }
-  // The compute-capability check's GPU inventory, started now so that it overlaps the release
-  // resolution and, when it is not in by then, the download (issue 21). Not for --dry-run,
-  // whose check_requirements runs the child itself, as before. Joined on every path (its
-  // destructor).
+  // The GPU child (issue 21): the compute-capability check's inventory, started now so that it
+  // overlaps the release resolution and, when it is not in by then, the download; the same
+  // child then waits, the driver initialised, for the runtime probe (build_entry). Not for
+  // --dry-run, whose check_requirements runs --gpus itself, as before. Joined on every path
+  // (its destructor).
   std::optional<gpu::InventoryPrefetch> prefetch;
   if (!ctx.dry_run()) {
     prefetch.emplace(gates_env(ctx).smoke_timeout());

@@ -23,11 +23,16 @@
 //       "status"}: written unflushed, it reaches the pipe only when exit() flushes stdio,
 //       after the atexit handlers and every library's destructors ran (a crash there loses
 //       it), just before the kernel tears the process down (0.1 s with a GPU context).
-//       With --warm: first load the NVIDIA driver, cuInit and retain the primary context of
-//       the first visible GPU (what the version checks do anyway: 0.1 s and 0.12 s on an
-//       H200), say {"event": "warm", "driver", "context", "ms"}, then wait for a line "go"
-//       on stdin before loading anything; end of input instead: {"event": "cancelled"},
-//       exit 2. The parent starts it before the files exist (docs/GPU.md).
+//   cudnnctl-smoke --warm
+//       install's one GPU child (issue 21), started before the release is resolved: load the
+//       NVIDIA driver, cuInit, retain the first visible GPU's primary context and keep it
+//       (what the version checks need: 0.1 s and 0.12 s on an H200), report the GPUs exactly
+//       as --gpus does (GPU 0's check then reuses that context; no GPU: the no-gpu line),
+//       then {"event": "warm", "driver", "context", "ms"}, and wait for the runtime probe's
+//       request on stdin: "dir DIR", "shim FILE", "load FILE"..., "check FILE:FUNCTION"...,
+//       one per line, then "go". The probe then runs as --probe's (its lines, its exit status,
+//       the last "exit" line). End of input before "go": {"event": "cancelled"}, exit 2.
+//       The parent starts it before the files exist (docs/GPU.md).
 //   cudnnctl-smoke --which SONAME...
 //       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
 //       gives no LD_LIBRARY_PATH) and print {"soname", "path", "real"} or {"soname", "error"}.
@@ -67,8 +72,9 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "cudnnctl-smoke: %s\n"
                "usage: cudnnctl-smoke --smoke /abs/libcudnn.so.N [--expect NNNNN]\n"
-               "       cudnnctl-smoke --probe DIR --shim FILE [--warm] [--load FILE]... "
+               "       cudnnctl-smoke --probe DIR --shim FILE [--load FILE]... "
                "[--check FILE:FUNCTION]...\n"
+               "       cudnnctl-smoke --warm   (then dir/shim/load/check lines and go on stdin)\n"
                "       cudnnctl-smoke --which SONAME...\n"
                "       cudnnctl-smoke --gpus\n",
                why);
@@ -134,12 +140,20 @@ void print_gpu(const GpuReport& r, long long cudnn_version) {
 }
 
 // Loads the driver and counts visible GPUs; false with `why` set when there is none.
-bool find_gpus(CudaDriver& cuda, int& count, int& driver_version, std::string& why) {
+// `initialised`: whether the driver loaded and cuInit succeeded (there may still be no GPU).
+bool find_gpus(CudaDriver& cuda, int& count, int& driver_version, std::string& why,
+               bool* initialised = nullptr) {
   count = 0;
+  if (initialised) {
+    *initialised = false;
+  }
   if (!load_driver(cuda, why)) {
     return false;
   }
   CuResult rc = cuda.cuInit(0);
+  if (initialised) {
+    *initialised = rc == k_cuda_success;
+  }
   if (rc == k_cuda_error_no_device) {
     why = "the NVIDIA driver sees no GPU (cuInit: " + cuda_error_name(cuda, rc) + ")";
   } else if (rc != k_cuda_success) {
@@ -257,47 +271,10 @@ int run_smoke(const std::string& shim, long long expect) {
   return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
 }
 
-// --probe --warm: the driver's initialisation and the first GPU's primary context before the
-// files exist, then "go" on stdin. The context stays retained: the CUDA runtime inside cuDNN
-// finds it when the version checks run (cudart uses the device's primary context); the
-// process's exit releases it. Without a GPU, or with the context refused, the checks run as
-// they would without the warm-up.
-bool warm_then_wait() {
-  auto t0 = std::chrono::steady_clock::now();
-  CudaDriver cuda;
-  std::string why;
-  const bool loaded = load_driver(cuda, why);
-  const bool ready = loaded && cuda.cuInit(0) == k_cuda_success;
-  bool context = false;
-  if (ready) {
-    int count = 0;
-    CuDevice device = 0;
-    CuContext ctx = nullptr;
-    context = cuda.cuDeviceGetCount(&count) == k_cuda_success && count > 0 &&
-              cuda.cuDeviceGet(&device, 0) == k_cuda_success &&
-              cuda.cuDevicePrimaryCtxRetain(&ctx, device) == k_cuda_success;
-  }
-  JsonLine()
-      .str("event", "warm")
-      .boolean("driver", ready)
-      .boolean("context", context)
-      .real("ms", ms_since(t0))
-      .print();
-  char line[16] = {0};
-  if (!std::fgets(line, sizeof line, stdin) || std::strncmp(line, "go", 2) != 0) {
-    JsonLine().str("event", "cancelled").print();
-    return false;
-  }
-  return true;
-}
-
 int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
-              const std::vector<std::string>& checks, bool warm) {
+              const std::vector<std::string>& checks) {
   if (dir.empty() || dir[0] != '/' || shim.empty()) {
     return usage("--probe needs an absolute DIR and --shim FILE");
-  }
-  if (warm && !warm_then_wait()) {
-    return k_exit_usage;
   }
   bool ok = true;
   std::vector<std::pair<std::string, void*>> handles;
@@ -378,16 +355,9 @@ int run_which(const std::vector<std::string>& sonames) {
   return ok ? k_exit_passed : k_exit_failed;
 }
 
-int run_gpus() {
-  auto t0 = std::chrono::steady_clock::now();
-  CudaDriver cuda;
-  int count = 0;
-  int driver_version = 0;
-  std::string why;
-  if (!find_gpus(cuda, count, driver_version, why)) {
-    print_no_gpu(why, -1);
-    return k_exit_no_gpu;
-  }
+// --gpus's lines after find_gpus found `count` GPUs: one per GPU, then the summary.
+int report_gpus(const CudaDriver& cuda, int count, int driver_version,
+                std::chrono::steady_clock::time_point t0) {
   Nvml nvml;
   (void)load_nvml(nvml);
   int usable = 0;
@@ -411,6 +381,79 @@ int run_gpus() {
   return usable > 0 ? k_exit_passed : k_exit_unusable;
 }
 
+int run_gpus() {
+  auto t0 = std::chrono::steady_clock::now();
+  CudaDriver cuda;
+  int count = 0;
+  int driver_version = 0;
+  std::string why;
+  if (!find_gpus(cuda, count, driver_version, why)) {
+    print_no_gpu(why, -1);
+    return k_exit_no_gpu;
+  }
+  return report_gpus(cuda, count, driver_version, t0);
+}
+
+// --warm: the driver, GPU 0's primary context and the inventory now; the runtime probe once
+// its request and "go" arrive on stdin. The context stays retained: the CUDA runtime inside
+// cuDNN finds it when the version checks run (cudart uses the device's primary context);
+// the process's exit releases it. Without a GPU, or with the context refused, the probe
+// runs as it would without the warm-up.
+int run_warm() {
+  auto t0 = std::chrono::steady_clock::now();
+  CudaDriver cuda;
+  int count = 0;
+  int driver_version = 0;
+  std::string why;
+  bool driver = false;
+  bool context = false;
+  if (find_gpus(cuda, count, driver_version, why, &driver)) {
+    CuDevice device = 0;
+    CuContext ctx = nullptr;
+    context = cuda.cuDeviceGet(&device, 0) == k_cuda_success &&
+              cuda.cuDevicePrimaryCtxRetain(&ctx, device) == k_cuda_success;
+    (void)report_gpus(cuda, count, driver_version, t0);
+  } else {
+    print_no_gpu(why, -1);
+  }
+  JsonLine()
+      .str("event", "warm")
+      .boolean("driver", driver)
+      .boolean("context", context)
+      .real("ms", ms_since(t0))
+      .print();
+  std::string dir;
+  std::string shim;
+  std::vector<std::string> load;
+  std::vector<std::string> checks;
+  char buf[8192];
+  while (std::fgets(buf, sizeof buf, stdin)) {
+    std::string line(buf);
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+    }
+    const auto space = line.find(' ');
+    const std::string key = line.substr(0, space);
+    const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
+    if (key == "go") {
+      return run_probe(dir, shim, load, checks);
+    }
+    if (key == "dir") {
+      dir = value;
+    } else if (key == "shim") {
+      shim = value;
+    } else if (key == "load") {
+      load.push_back(value);
+    } else if (key == "check") {
+      checks.push_back(value);
+    } else {
+      return usage(("--warm: unknown request line " + key).c_str());
+    }
+  }
+  JsonLine().str("event", "cancelled").print();
+  return k_exit_usage;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -421,7 +464,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> load;
   std::vector<std::string> checks;
   std::vector<std::string> rest;
-  bool warm = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -432,10 +474,8 @@ int main(int argc, char** argv) {
         return usage((a + " needs an argument").c_str());
       }
       target = v;
-    } else if (a == "--which" || a == "--gpus") {
+    } else if (a == "--which" || a == "--gpus" || a == "--warm") {
       mode = a;
-    } else if (a == "--warm") {
-      warm = true;
     } else if (a == "--shim" || a == "--load" || a == "--check" || a == "--expect") {
       const char* v = value();
       if (!v) {
@@ -463,14 +503,11 @@ int main(int argc, char** argv) {
       rest.push_back(a);
     }
   }
-  if (warm && mode != "--probe") {
-    return usage("--warm goes with --probe");
-  }
   if (mode == "--smoke" && rest.empty()) {
     return run_smoke(target, expect);
   }
-  if (mode == "--probe" && rest.empty()) {
-    const int status = run_probe(target, shim, load, checks, warm);
+  if ((mode == "--probe" || mode == "--warm") && rest.empty()) {
+    const int status = mode == "--warm" ? run_warm() : run_probe(target, shim, load, checks);
     // Left in stdio's buffer: exit() flushes it after every atexit handler and library
     // destructor ran, just before _exit. A crash there loses it.
     std::printf("{\"event\": \"exit\", \"status\": %d}\n", status);
@@ -482,5 +519,5 @@ int main(int argc, char** argv) {
   if (mode == "--gpus" && rest.empty()) {
     return run_gpus();
   }
-  return usage("choose one of --smoke, --probe, --which, --gpus");
+  return usage("choose one of --smoke, --probe, --warm, --which, --gpus");
 }

@@ -4,6 +4,7 @@
 #include "smoke/json_lines.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -403,33 +404,75 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds time
   return parse_probe(p, timeout);
 }
 
-Result<WarmProbe> WarmProbe::start(const ProbeRequest& request) {
+Result<WarmHelper> WarmHelper::start() {
   TRY_ASSIGN(std::string helper, find_helper());
   util::ProcessOptions o;
-  o.argv = probe_args(request);
-  o.argv.insert(o.argv.begin(), helper);
-  o.argv.push_back("--warm");
+  o.argv = {helper, "--warm"};
   o.env = helper_env();
   TRY_ASSIGN(util::Child child, util::Child::start(o));
-  return WarmProbe(request, std::move(child));
+  return WarmHelper(std::move(child));
 }
 
-ProbeResult WarmProbe::run(std::chrono::seconds timeout) {
-  // A child that is gone already (crashed while warming) cannot take "go": its output and
-  // exit status say what happened.
-  (void)m_child.write_stdin("go\n");
-  m_child.close_stdin();
-  // Judged once its last line says its exit handlers ran: the kernel's teardown of the GPU
-  // context that follows (0.1 s on an H200) is not waited for.
-  auto exited = [](const std::string& out) {
-    if (out.empty() || out.back() != '\n') {
-      return false; // a line still coming
+namespace {
+
+// The last complete line of `out` is the helper's event `event`.
+bool last_event_is(const std::string& out, const char* event) {
+  if (out.empty() || out.back() != '\n') {
+    return false; // a line still coming
+  }
+  const auto last = json_lines(last_line(out));
+  return !last.empty() && str_of(last.front(), "event") == event;
+}
+
+} // namespace
+
+SmokeResult WarmHelper::inventory(std::chrono::seconds timeout) {
+  std::string out;
+  m_waiting = m_child.read_until(
+      timeout, [](const std::string& so_far) { return last_event_is(so_far, "warm"); }, out);
+  if (!m_waiting) {
+    // It died, or hangs in the driver: judged as --gpus would be (killed when it hangs).
+    SmokeResult r = parse_smoke(m_child.wait(std::chrono::milliseconds(0)), timeout);
+    r.helper = find_helper().value_or("");
+    return r;
+  }
+  // Waiting: the exit status --gpus would have given, from its lines.
+  util::ProcessResult p;
+  p.out = std::move(out);
+  p.exit_code = k_helper_failed;
+  for (const auto& j : json_lines(p.out)) {
+    if (j.contains("summary")) {
+      p.exit_code = str_of(j, "status") == "usable" ? k_helper_passed : k_helper_unusable;
+    } else if (str_of(j, "status") == "no-gpu") {
+      p.exit_code = k_helper_no_gpu;
     }
-    const auto last = json_lines(last_line(out));
-    return !last.empty() && str_of(last.front(), "event") == "exit";
-  };
+  }
+  SmokeResult r = parse_smoke(p, timeout);
+  r.helper = find_helper().value_or("");
+  return r;
+}
+
+std::optional<ProbeResult> WarmHelper::probe(const ProbeRequest& request,
+                                             std::chrono::seconds timeout) {
+  std::string lines = "dir " + request.dir.string() + "\nshim " + request.shim + "\n";
+  for (const auto& f : request.load) {
+    lines += "load " + f + "\n";
+  }
+  for (const auto& [file, function] : request.checks) {
+    lines += "check " + file + ":" + function + "\n";
+  }
+  if (!m_waiting || std::count(lines.begin(), lines.end(), '\n') !=
+                        static_cast<long>(2 + request.load.size() + request.checks.size())) {
+    return std::nullopt;
+  }
+  m_waiting = false;
+  // A child that is gone already cannot take the request: its output and exit status say
+  // what happened.
+  (void)m_child.write_stdin(lines + "go\n");
+  m_child.close_stdin();
   return parse_probe(
-      m_child.wait(std::chrono::duration_cast<std::chrono::milliseconds>(timeout), exited),
+      m_child.wait(std::chrono::duration_cast<std::chrono::milliseconds>(timeout),
+                   [](const std::string& out) { return last_event_is(out, "exit"); }),
       timeout);
 }
 

@@ -127,7 +127,7 @@ struct ProbeResult {
   std::string process;              // "exit status 1", "killed by signal 7 (Bus error)"
   bool process_ok = false;
   std::optional<long> exit_reported; // the helper's last line: its exit status, handlers run
-  std::optional<double> warm_ms;     // a WarmProbe's driver initialisation (ms), before "go"
+  std::optional<double> warm_ms;     // a WarmHelper's driver initialisation and inventory (ms)
   bool warm_driver = false;          // ... whether a driver answered cuInit then
   bool warm_context = false;         // ... and whether the first GPU's primary context was retained
 };
@@ -144,27 +144,33 @@ ProbeResult parse_probe(const util::ProcessResult& process, std::chrono::seconds
 [[nodiscard]] Result<ProbeResult> run_probe(const ProbeRequest& request,
                                             std::chrono::seconds timeout);
 
-// The runtime probe started before its files exist (install starts it beside the one pass):
-// `cudnnctl-smoke --probe ... --warm` initialises the NVIDIA driver and the first GPU's primary
-// context meanwhile (what the version checks would do, on the critical path, after the pass)
-// and waits; run() lets it load the files and judges its output as run_probe does, `timeout`
-// counting from then, once the helper's last line says its exit handlers ran
-// (util::Child::wait's stop_when): the kernel's teardown of its GPU context is not waited for.
-// Destroyed without run(): the child's stdin ends (it exits without loading anything) and it
-// is reaped.
-class WarmProbe {
+// install's one GPU child (issue 21), `cudnnctl-smoke --warm`, started before the release is
+// resolved: the NVIDIA driver's initialisation and GPU 0's primary context (what both the GPU
+// inventory and the version checks need) happen once, beside the manifest fetch and the one
+// pass, instead of in two children that compete for the driver. inventory() reads its GPU
+// report (run_gpu_presence's); probe() then sends it the runtime probe's request once the
+// files exist and judges its output as run_probe does. Destroyed without probe(): the
+// child's stdin ends (it exits without loading anything) and it is reaped.
+class WarmHelper {
 public:
   // Errors only when the helper cannot be found or started (ErrorCode::environment).
-  [[nodiscard]] static Result<WarmProbe> start(const ProbeRequest& request);
-  [[nodiscard]] const ProbeRequest& request() const { return m_request; }
-  // Once only.
-  [[nodiscard]] ProbeResult run(std::chrono::seconds timeout);
+  [[nodiscard]] static Result<WarmHelper> start();
+  // The GPU report, waiting for it up to `timeout` from now (then the child is killed, and the
+  // report says it timed out). Once.
+  [[nodiscard]] SmokeResult inventory(std::chrono::seconds timeout);
+  // The child reported its inventory whole and waits for a request.
+  [[nodiscard]] bool waiting() const { return m_waiting; }
+  // The runtime probe in this child, `timeout` counting from now, judged once the helper's
+  // last line says its exit handlers ran (util::Child::wait's stop_when): the kernel's
+  // teardown of its GPU context is not waited for. Nullopt when it cannot take the request
+  // (not waiting, used already, a name with a newline): the caller runs run_probe instead.
+  [[nodiscard]] std::optional<ProbeResult> probe(const ProbeRequest& request,
+                                                 std::chrono::seconds timeout);
 
 private:
-  WarmProbe(ProbeRequest request, util::Child child)
-      : m_request(std::move(request)), m_child(std::move(child)) {}
-  ProbeRequest m_request;
+  explicit WarmHelper(util::Child child) : m_child(std::move(child)) {}
   util::Child m_child;
+  bool m_waiting = false;
 };
 
 // --- Loader check (root "/") ---

@@ -124,7 +124,8 @@ Result<Child> Child::start(const ProcessOptions& options) {
 Child::Child(Child&& other) noexcept
     : m_pid(std::exchange(other.m_pid, -1)), m_detached(other.m_detached),
       m_in(std::exchange(other.m_in, -1)), m_out(std::exchange(other.m_out, -1)),
-      m_err(std::exchange(other.m_err, -1)), m_max_output(other.m_max_output) {}
+      m_err(std::exchange(other.m_err, -1)), m_max_output(other.m_max_output),
+      m_so_far(std::move(other.m_so_far)) {}
 
 Child::~Child() {
   close_stdin();
@@ -163,33 +164,24 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout) {
   return wait(timeout, nullptr);
 }
 
-ProcessResult Child::wait(std::chrono::milliseconds timeout,
+Child::Pumped Child::pump(std::chrono::steady_clock::time_point deadline,
                           const std::function<bool(const std::string&)>& stop_when) {
-  ProcessResult result;
-  if (m_pid <= 0) {
-    result.timed_out = true; // waited before: nothing more to say
-    return result;
-  }
-  const pid_t pid = m_pid;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   struct pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
-  int* owned[2] = {&m_out, &m_err}; // closed once, here or below, never twice
-  std::string* sinks[2] = {&result.out, &result.err};
+  int* owned[2] = {&m_out, &m_err}; // closed once, here or in wait(), never twice
+  std::string* sinks[2] = {&m_so_far.out, &m_so_far.err};
   int open_count = (m_out >= 0) + (m_err >= 0);
   char buf[65536];
-  bool stopped = false;
-  while (open_count > 0 && !stopped) {
+  while (open_count > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      break;
+      return Pumped::timed_out;
     }
     int rc = ::poll(fds, 2, static_cast<int>(std::min<long>(left.count(), 1000)));
     if (rc < 0 && errno != EINTR) {
       break;
     }
+    bool stopped = false;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
         ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
@@ -197,7 +189,7 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout,
           if (sinks[i]->size() < m_max_output) {
             sinks[i]->append(buf, static_cast<size_t>(n));
           }
-          stopped = stopped || (i == 0 && stop_when && stop_when(result.out));
+          stopped = stopped || (i == 0 && stop_when && stop_when(m_so_far.out));
         } else if (n == 0 || (n < 0 && errno != EINTR)) {
           close_fd(*owned[i]);
           fds[i].fd = -1;
@@ -205,11 +197,39 @@ ProcessResult Child::wait(std::chrono::milliseconds timeout,
         }
       }
     }
+    if (stopped) {
+      return Pumped::stopped;
+    }
+  }
+  return Pumped::closed;
+}
+
+bool Child::read_until(std::chrono::milliseconds timeout,
+                       const std::function<bool(const std::string&)>& said, std::string& out) {
+  const bool stopped =
+      m_pid > 0 && pump(std::chrono::steady_clock::now() + timeout, said) == Pumped::stopped;
+  out = m_so_far.out;
+  return stopped;
+}
+
+ProcessResult Child::wait(std::chrono::milliseconds timeout,
+                          const std::function<bool(const std::string&)>& stop_when) {
+  if (m_pid <= 0) {
+    ProcessResult result;
+    result.timed_out = true; // waited before: nothing more to say
+    return result;
+  }
+  const pid_t pid = m_pid;
+  const Pumped pumped = pump(std::chrono::steady_clock::now() + timeout, stop_when);
+  ProcessResult result = std::exchange(m_so_far, ProcessResult{});
+  if (pumped == Pumped::timed_out) {
+    result.timed_out = true;
+    ::kill(-pid, SIGKILL);
   }
   close_fd(m_out);
   close_fd(m_err);
   close_stdin();
-  if (stopped) {
+  if (pumped == Pumped::stopped) {
     result.detached = true;
     m_detached = true;
     return result;

@@ -70,16 +70,30 @@ public:
   // reaped by init once this process exits (it is in the kernel's part of its exit).
   [[nodiscard]] ProcessResult wait(std::chrono::milliseconds timeout,
                                    const std::function<bool(const std::string&)>& stop_when);
+  // Reads until `said(stdout so far)` is true (install's GPU child: its inventory is in,
+  // and it waits for the probe's request), `timeout` from now: true, the child left running
+  // with its pipes open, the output kept for a later wait(), whose result holds everything
+  // from the start. False when the child closed its output or the time ran out first
+  // (nothing is killed or reaped: wait() does that). `out` is the stdout so far, either way.
+  [[nodiscard]] bool read_until(std::chrono::milliseconds timeout,
+                                const std::function<bool(const std::string&)>& said,
+                                std::string& out);
 
 private:
   Child(pid_t pid, int in, int out, int err, size_t max_output)
       : m_pid(pid), m_in(in), m_out(out), m_err(err), m_max_output(max_output) {}
+  enum class Pumped { stopped, closed, timed_out };
+  // Appends what the child writes to m_so_far until `stop_when` matches, both pipes close or
+  // `deadline` passes.
+  Pumped pump(std::chrono::steady_clock::time_point deadline,
+              const std::function<bool(const std::string&)>& stop_when);
   pid_t m_pid = -1; // -1 once reaped
   bool m_detached = false;
   int m_in = -1;
   int m_out = -1;
   int m_err = -1;
   size_t m_max_output = 0;
+  ProcessResult m_so_far; // the output read so far (out, err)
 };
 
 // Path of the running executable (/proc/self/exe).

@@ -136,12 +136,17 @@ expect_no_file "$R/var/lib/cudnnctl/journal.json"
 expect_eq "$(ls -A "$R/opt/cudnn/store" 2>/dev/null)" "" "the store after the refusal"
 
 TEST "slow inventory, supported GPU: installed; -vv joins the GPU check after the archive is verified"
-gpus 'cc=9.0\ninitms=1500\n'
+# ctxlog: the fake driver logs every primary context made and destroyed, in any process.
+gpus "cc=9.0\ninitms=1500\nctxlog=$E2E_TMP/contexts\n"
 R=$(new_root)
 n=$(wc -l <"$NGINX_LOG")
 expect_exit 0 gi "$R" r914 -vv install 9.14.0 --no-smoke
 archive_fetched "$n"
 expect_contains "$ERR" "GPU check finished during the download: cuDNN 9.14.0.64 for CUDA 12 has device code for every visible GPU (GPU 0 sm 9.0)"
+# One GPU child for the inventory and the runtime probe: GPU 0's context made once, never
+# twice (an inventory child's, then a probe child's).
+expect_contains "$ERR" "runtime probe: the driver and GPU 0's context were initialised beside the download, with the GPU inventory ("
+expect_eq "$(tr '\n' ',' <"$E2E_TMP/contexts")" "create 0," "primary contexts made during the install"
 grep -E '^timing: (archive verified|gpu check joined|validated) at ' "$ERR" | sed 's/^timing: //; s/ at .*//' >"$E2E_TMP/order"
 expect_eq "$(tr '\n' ',' <"$E2E_TMP/order")" "archive verified,gpu check joined,validated," "timing lines"
 expect_exit 0 cudnnctl --root "$R" --json status
