@@ -1,9 +1,11 @@
 #!/bin/bash
-# The device call of 2026-12-03 evening for issue 21 (run.txt): one GPU child for the GPU
-# inventory and the runtime probe (cudnnctl-smoke --warm) against the build before it (main
-# d95c3f2's behaviour: an inventory child and a warm probe child side by side).
-# bench/bench.py --only repack --runs 3 for after and before, each build repacking its own
-# site, then 2026-12-02-cachewriter/ab.py's alternated rounds from file:// (after's site).
+# The device calls of 2026-12-03 evening for issue 21 (run-1.txt: RUNS=3; run-2.txt: RUNS=5):
+# one GPU child for the GPU inventory and the runtime probe (cudnnctl-smoke --warm) against
+# the build before it (main d95c3f2's behaviour: an inventory child and a warm probe child
+# side by side).
+# 2026-12-02-cachewriter/ab.py's alternated rounds from file:// (ROUNDS, the after build's
+# site), one -vv install of each kept whole, then bench/bench.py --only repack --runs RUNS for
+# after and before, each build repacking its own site.
 #   bash docs/gpu-runs/2026-12-03-onechild/run.sh   (carry: .carry/d25 with before/ and after/,
 #   each cudnnctl (RUNPATH $ORIGIN/lib) + cudnnctl-smoke + lib/libarchive.so.13; bin/ with
 #   nginx, zstd, GNU time; stub/ the stub-9.18.1 mirror)
@@ -29,8 +31,8 @@ for b in after before; do
     -vv install 9.19.0 --no-smoke 2>&1 >/dev/null | grep -E 'timing|runtime probe|GPU check'
 done
 for b in ${BENCH_BINS:-after before}; do
-  echo "== bench.py --only repack --runs 3: $b"
+  echo "== bench.py --only repack --runs ${RUNS:-3}: $b"
   python3 "$R/bench/bench.py" --cudnnctl "$C/$b/cudnnctl" --mirror "$M" --stub-mirror "$C/stub" \
-    --out "$O/bench-$b" --runs 3 --only repack --tmp /tmp
+    --out "$O/bench-$b" --runs "${RUNS:-3}" --only repack --tmp /tmp
 done
 echo "== done $(date -u)"; uptime
