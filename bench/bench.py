@@ -445,6 +445,13 @@ ldconfig -r "$ROOT"
             rows.append((label, "%.3f" % r, "%.3f s" % ra, "%.3f s" % rb, "≤ %.2f" % target,
                          "met" if ok else "missed"))
 
+        def per_round(label, a, b):
+            # Both measured once per round, in the same order: pairs by round.
+            if a in self.samples and b in self.samples:
+                pairs = list(zip(self.samples[a], self.samples[b]))
+                rows.append((label, "%.3f" % median([x["wall"] / y["wall"] for x, y in pairs]),
+                             "", "", "-", ""))
+
         ratio("install vs manual recipe, 100 MiB/s", "install/100m", "recipe/100m", 0.55)
         ratio("install vs manual recipe, loopback", "install/loopback", "recipe/loopback", 0.80)
         ratio("install vs `xz -dc` alone", "install/loopback", "xz-dc", 1.25)
@@ -467,6 +474,8 @@ ldconfig -r "$ROOT"
               "install/xz-loopback", 0.25)
         ratio("install from the repack vs `zstd -dc` of the repack", "install/repack-loopback",
               "zstd-dc", 1.5)
+        per_round("(for comparison) the same, per round: each install from the repack / the "
+                  "`zstd -dc` of its round (median)", "install/repack-loopback", "zstd-dc")
         ratio("install from the repack at 100 MiB/s vs its download alone (curl)",
               "install/repack-100m", "curl/repack-100m", 1.15)
         ratio("(for comparison) install from the repack vs from the xz, 100 MiB/s",
