@@ -398,7 +398,12 @@ TEST_CASE("PartialFile appends past the writeback step, truncates, reopens at it
           "[fetch][archive]") {
   // Durable (writeback started every step, fsync before close) or not: the same bytes.
   const bool durable = GENERATE(true, false);
-  CAPTURE(durable);
+  // Small pieces (coalesced), libcurl's 512 KiB pieces, pieces past the buffer (written as
+  // they come, their writeback started too), and all of them mixed.
+  const std::vector<size_t> pieces =
+      GENERATE(std::vector<size_t>{16384}, std::vector<size_t>{524288},
+               std::vector<size_t>{3u << 20}, std::vector<size_t>{16384, 524288, 3, 2u << 20});
+  CAPTURE(durable, pieces);
   const fs::path dir = fs::absolute("partial-writeback");
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -407,8 +412,10 @@ TEST_CASE("PartialFile appends past the writeback step, truncates, reopens at it
     auto partial = PartialFile::open(dir / "a.partial", durable);
     REQUIRE(partial->durable() == durable);
     REQUIRE(partial);
-    for (size_t at = 0; at < data.size(); at += 16384) {
-      REQUIRE(partial->append(std::string_view(data).substr(at, 16384)));
+    size_t i = 0;
+    for (size_t at = 0; at < data.size(); at += pieces[i++ % pieces.size()]) {
+      REQUIRE(partial->append(std::string_view(data).substr(at, pieces[i % pieces.size()])));
+      CHECK(partial->size() == std::min(data.size(), at + pieces[i % pieces.size()]));
     }
     CHECK(partial->size() == data.size());
     REQUIRE(partial->sync_and_close());

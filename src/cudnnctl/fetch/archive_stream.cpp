@@ -15,7 +15,8 @@ namespace cudnnctl::fetch {
 static constexpr uint64_t k_progress_step = 1u << 20;
 // Writeback of the partial file is started every this many bytes (as for extracted files).
 static constexpr uint64_t k_writeback_step = uint64_t{8} << 20;
-// Appends to the partial file are coalesced up to this many bytes per write(2).
+// Appends to the partial file are coalesced up to this many bytes per write(2); a piece that
+// large or larger is written as it comes.
 static constexpr size_t k_append_buffer = size_t{1} << 20;
 
 ArchiveStream::ArchiveStream(StreamSink* sink, const Options& options, uint64_t total, bool chunked)
@@ -114,17 +115,13 @@ PartialFile::~PartialFile() {
   }
 }
 
-Status PartialFile::write_buffered() {
-  if (m_buffer.empty()) {
-    return {};
-  }
-  Status st = util::write_all(m_fd.get(), m_buffer.data(), m_buffer.size(), m_path.string());
+Status PartialFile::write_out(std::string_view bytes) {
+  Status st = util::write_all(m_fd.get(), bytes.data(), bytes.size(), m_path.string());
   if (st) {
-    m_written += m_buffer.size();
+    m_written += bytes.size();
   } else {
     m_size = m_written; // what the file holds (write_all may have written a part: resume re-hashes)
   }
-  m_buffer.clear();
   TRY(std::move(st));
   if (m_durable && m_written - m_flushed >= k_writeback_step) {
     // Advisory: its errors surface in the fsync before the rename. Without it the whole file
@@ -137,19 +134,28 @@ Status PartialFile::write_buffered() {
   return {};
 }
 
+Status PartialFile::write_buffered() {
+  if (m_buffer.empty()) {
+    return {};
+  }
+  Status st = write_out(std::string_view(m_buffer.data(), m_buffer.size()));
+  m_buffer.clear();
+  return st;
+}
+
 Status PartialFile::append(std::string_view data) {
+  if (data.size() >= k_append_buffer) {
+    TRY(write_buffered());
+    m_size += data.size();
+    return write_out(data);
+  }
   if (m_buffer.capacity() < k_append_buffer) {
     m_buffer.reserve(k_append_buffer);
   }
   if (m_buffer.size() + data.size() > k_append_buffer) {
     TRY(write_buffered());
   }
-  if (data.size() >= k_append_buffer) {
-    TRY(util::write_all(m_fd.get(), data.data(), data.size(), m_path.string()));
-    m_written += data.size();
-  } else {
-    m_buffer.insert(m_buffer.end(), data.begin(), data.end());
-  }
+  m_buffer.insert(m_buffer.end(), data.begin(), data.end());
   m_size += data.size();
   if (m_buffer.size() == k_append_buffer) {
     TRY(write_buffered());

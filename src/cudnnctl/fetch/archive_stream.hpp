@@ -91,9 +91,11 @@ private:
   PartialFile(std::filesystem::path path, util::Fd fd, uint64_t size, bool durable)
       : m_path(std::move(path)), m_fd(std::move(fd)), m_size(size), m_written(size),
         m_flushed(size), m_durable(durable) {}
-  // Writes the coalesced bytes (libcurl hands over 16 KiB at a time: one write(2) per MiB
-  // instead of 64 on the download's thread).
+  // Writes the coalesced bytes (small pieces: one write(2) per MiB instead of one per piece
+  // on the download's thread).
   [[nodiscard]] Status write_buffered();
+  // Writes `bytes` after what the file holds, and starts their writeback when durable.
+  [[nodiscard]] Status write_out(std::string_view bytes);
   std::filesystem::path m_path;
   util::Fd m_fd;
   uint64_t m_size = 0;    // appended, the coalesced bytes included
