@@ -381,15 +381,28 @@ int report_gpus(const CudaDriver& cuda, int count, int driver_version,
   return usable > 0 ? k_exit_passed : k_exit_unusable;
 }
 
-int run_gpus() {
+// --gpus's report (its exit status). With `warm` (--warm): GPU 0's primary context is
+// retained first and kept (warm->context says whether it was), and warm->driver says whether
+// the driver loaded and cuInit succeeded.
+struct Warmed {
+  bool driver = false;
+  bool context = false;
+};
+int report_inventory(Warmed* warm = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
   CudaDriver cuda;
   int count = 0;
   int driver_version = 0;
   std::string why;
-  if (!find_gpus(cuda, count, driver_version, why)) {
+  if (!find_gpus(cuda, count, driver_version, why, warm ? &warm->driver : nullptr)) {
     print_no_gpu(why, -1);
     return k_exit_no_gpu;
+  }
+  if (warm) {
+    CuDevice device = 0;
+    CuContext ctx = nullptr;
+    warm->context = cuda.cuDeviceGet(&device, 0) == k_cuda_success &&
+                    cuda.cuDevicePrimaryCtxRetain(&ctx, device) == k_cuda_success;
   }
   return report_gpus(cuda, count, driver_version, t0);
 }
@@ -401,25 +414,12 @@ int run_gpus() {
 // runs as it would without the warm-up.
 int run_warm() {
   auto t0 = std::chrono::steady_clock::now();
-  CudaDriver cuda;
-  int count = 0;
-  int driver_version = 0;
-  std::string why;
-  bool driver = false;
-  bool context = false;
-  if (find_gpus(cuda, count, driver_version, why, &driver)) {
-    CuDevice device = 0;
-    CuContext ctx = nullptr;
-    context = cuda.cuDeviceGet(&device, 0) == k_cuda_success &&
-              cuda.cuDevicePrimaryCtxRetain(&ctx, device) == k_cuda_success;
-    (void)report_gpus(cuda, count, driver_version, t0);
-  } else {
-    print_no_gpu(why, -1);
-  }
+  Warmed warmed;
+  (void)report_inventory(&warmed);
   JsonLine()
       .str("event", "warm")
-      .boolean("driver", driver)
-      .boolean("context", context)
+      .boolean("driver", warmed.driver)
+      .boolean("context", warmed.context)
       .real("ms", ms_since(t0))
       .print();
   std::string dir;
@@ -517,7 +517,7 @@ int main(int argc, char** argv) {
     return run_which(rest);
   }
   if (mode == "--gpus" && rest.empty()) {
-    return run_gpus();
+    return report_inventory();
   }
   return usage("choose one of --smoke, --probe, --warm, --which, --gpus");
 }

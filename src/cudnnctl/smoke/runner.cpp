@@ -430,22 +430,21 @@ SmokeResult WarmHelper::inventory(std::chrono::seconds timeout) {
   std::string out;
   m_waiting = m_child.read_until(
       timeout, [](const std::string& so_far) { return last_event_is(so_far, "warm"); }, out);
-  if (!m_waiting) {
-    // It died, or hangs in the driver: judged as --gpus would be (killed when it hangs).
-    SmokeResult r = parse_smoke(m_child.wait(std::chrono::milliseconds(0)), timeout);
-    r.helper = find_helper().value_or("");
-    return r;
-  }
-  // Waiting: the exit status --gpus would have given, from its lines.
   util::ProcessResult p;
-  p.out = std::move(out);
-  p.exit_code = k_helper_failed;
-  for (const auto& j : json_lines(p.out)) {
-    if (j.contains("summary")) {
-      p.exit_code = str_of(j, "status") == "usable" ? k_helper_passed : k_helper_unusable;
-    } else if (str_of(j, "status") == "no-gpu") {
-      p.exit_code = k_helper_no_gpu;
+  if (m_waiting) {
+    // Waiting: the exit status --gpus would have given, from its lines.
+    p.out = std::move(out);
+    p.exit_code = k_helper_failed;
+    for (const auto& j : json_lines(p.out)) {
+      if (j.contains("summary")) {
+        p.exit_code = str_of(j, "status") == "usable" ? k_helper_passed : k_helper_unusable;
+      } else if (str_of(j, "status") == "no-gpu") {
+        p.exit_code = k_helper_no_gpu;
+      }
     }
+  } else {
+    // It died, or hangs in the driver: judged as --gpus would be (killed when it hangs).
+    p = m_child.wait(std::chrono::milliseconds(0));
   }
   SmokeResult r = parse_smoke(p, timeout);
   r.helper = find_helper().value_or("");
