@@ -4,12 +4,14 @@
 // GPU of tests/fakegpu (libcuda.so.1 on the CPU, a cuDNN shim with a CPU convolution).
 #pragma once
 
+#include "smoke/runner.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
 #include "validate/header.hpp"
 #include "validate/libset.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,6 +25,21 @@ namespace gates_test {
 
 namespace fs = std::filesystem;
 using cudnnctl::validate::HeaderVersion;
+
+// The helper under test for the parent's runners (smoke::run_probe, WarmHelper, ...).
+struct HelperEnv {
+  HelperEnv() { ::setenv("CUDNNCTL_SMOKE_HELPER", CUDNNCTL_SMOKE_HELPER_PATH, 1); }
+  ~HelperEnv() { ::unsetenv("CUDNNCTL_SMOKE_HELPER"); }
+};
+
+// install's GPU child: started, its inventory read (it then waits for the probe's request).
+inline cudnnctl::smoke::WarmHelper started_helper() {
+  auto w = cudnnctl::smoke::WarmHelper::start();
+  REQUIRE(w);
+  (void)w->inventory(std::chrono::seconds(30));
+  REQUIRE(w->waiting());
+  return std::move(*w);
+}
 
 inline void run_ok(const std::vector<std::string>& argv) {
   auto r = cudnnctl::util::run_process({.argv = argv});

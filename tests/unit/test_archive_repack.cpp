@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <map>
+#include <mutex>
 
 using namespace cudnnctl;
 using namespace archive_test;
@@ -40,6 +42,29 @@ manifest::Package repack_package(const fs::path& archive) {
   pkg.size = fs::file_size(archive);
   pkg.sha256 = *util::sha256_file(archive);
   return pkg;
+}
+
+// The repack tree with a 2.5 MiB file (three chunks), its xz and the repack written from it.
+struct BigRepack {
+  std::vector<TEntry> tree;
+  std::string big;
+  fs::path zst;
+  std::optional<release::Sidecar> sidecar;
+};
+BigRepack big_repack(const RepackDir& d, uint32_t seed) {
+  BigRepack r;
+  const fs::path xz = d.path / (k_repack_top + ".tar.xz");
+  r.tree = repack_tree();
+  r.big = random_bytes((5u << 20) / 2, seed);
+  r.tree.push_back(mk_file(k_repack_top + "/lib/libcudnn_big.so.9", r.big, 0755));
+  write_tar(xz, r.tree, Compression::xz);
+  r.zst = d.path / "out" / (k_repack_top + ".tar.zst");
+  auto s = release::write_repack(xz, repack_package(xz),
+                                 "cudnn/linux-x86_64/" + k_repack_top + ".tar.zst", d.path / "work",
+                                 d.path / "out", r.zst);
+  REQUIRE(s);
+  r.sidecar = std::move(*s);
+  return r;
 }
 
 } // namespace
@@ -119,16 +144,8 @@ TEST_CASE("write_repack: same entries as the original, sidecar round trip, per-f
 TEST_CASE("write_repack lists chunk digests; a host hashing in chunks checks every chunk",
           "[archive]") {
   RepackDir d;
-  const fs::path xz = d.path / (k_repack_top + ".tar.xz");
-  auto tree = repack_tree();
-  const std::string big = random_bytes((5u << 20) / 2, 21); // 2.5 MiB: three chunks
-  tree.push_back(mk_file(k_repack_top + "/lib/libcudnn_big.so.9", big, 0755));
-  write_tar(xz, tree, Compression::xz);
-  const auto pkg = repack_package(xz);
-  const fs::path zst = d.path / "out" / (k_repack_top + ".tar.zst");
-  auto s = release::write_repack(xz, pkg, "cudnn/linux-x86_64/" + k_repack_top + ".tar.zst",
-                                 d.path / "work", d.path / "out", zst);
-  REQUIRE(s);
+  const BigRepack r = big_repack(d, 21);
+  const auto& [tree, big, zst, s] = r;
   CHECK(s->chunk_bytes == util::k_sha256_chunk);
   const auto zst_fd = util::open_fd(zst, O_RDONLY);
   REQUIRE(zst_fd);
@@ -207,6 +224,81 @@ TEST_CASE("write_repack lists chunk digests; a host hashing in chunks checks eve
   REQUIRE_FALSE(malformed);
   CHECK(malformed.error().code == ErrorCode::integrity);
   CHECK(malformed.error().message.find("not a sha256") != std::string::npos);
+}
+
+TEST_CASE("the sidecar during extraction: unlisted entries never written, each file verified as "
+          "it closes",
+          "[archive]") {
+  RepackDir d;
+  const BigRepack r = big_repack(d, 22);
+  const auto& [tree, big, zst, s] = r;
+  auto writing = GENERATE(archive::FileWriting::in_caller, archive::FileWriting::background);
+  CAPTURE(static_cast<int>(writing));
+  auto lying = *s;
+  for (auto& e : lying.entries) {
+    if (e.path == "include/cudnn.h") {
+      e.sha256 = std::string(64, '0');
+    }
+  }
+  const release::SidecarIndex index(*s);
+  const release::SidecarIndex lying_index(lying);
+  std::mutex m;
+  std::map<std::string, std::pair<bool, bool>> done; // path -> verified by s, by lying
+  archive::ExtractOptions o;
+  o.format = archive::ArchiveFormat::tar_zstd;
+  o.expected_top = k_repack_top;
+  o.writing = writing;
+  o.hash_chunk = writing == archive::FileWriting::background ? util::k_sha256_chunk : 0;
+  o.vet = [&](const archive::Entry& e) { return index.vet(e); };
+  o.file_done = [&](const archive::Entry& e) {
+    CHECK(fs::exists(d.path / "z" / e.path)); // written and closed
+    std::lock_guard lock(m);
+    CHECK(done.emplace(e.path, std::pair{index.verified(e), lying_index.verified(e)}).second);
+  };
+  fs::remove_all(d.path / "z");
+  fs::create_directories(d.path / "z");
+  auto got = archive::extract_file(zst, d.path / "z", o);
+  REQUIRE(got);
+  // Every file once, before extract returned; directories and links are not files.
+  REQUIRE(done.size() == 3);
+  CHECK(done.at("lib/libcudnn.so.9.9.9") == std::pair{true, true});
+  CHECK(done.at("lib/libcudnn_big.so.9") == std::pair{true, true}); // by chunks, or whole
+  CHECK(done.at("include/cudnn.h") == std::pair{true, false});      // the sidecar that lies
+
+  // An entry the sidecar does not list is refused before anything of it is written.
+  auto extra = tree;
+  extra.push_back(mk_file(k_repack_top + "/lib/libz.so.1", "not zlib", 0755));
+  write_tar(d.path / "extra.tar.zst", extra, Compression::zstd);
+  fs::remove_all(d.path / "z");
+  fs::create_directories(d.path / "z");
+  done.clear();
+  auto refused = archive::extract_file(d.path / "extra.tar.zst", d.path / "z", o);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::integrity);
+  CHECK(refused.error().message ==
+        "the repack holds lib/libz.so.1 (file), which its sidecar does not list");
+  CHECK_FALSE(fs::exists(d.path / "z/lib/libz.so.1"));
+  CHECK_FALSE(done.contains("lib/libz.so.1"));
+
+  // A listed link with other link text, a listed file of another size: refused the same.
+  auto refused_as = [&](std::vector<TEntry> entries, const std::string& path) {
+    write_tar(d.path / "changed.tar.zst", entries, Compression::zstd);
+    done.clear();
+    fs::remove_all(d.path / "z");
+    fs::create_directories(d.path / "z");
+    auto r = archive::extract_file(d.path / "changed.tar.zst", d.path / "z", o);
+    REQUIRE_FALSE(r);
+    CHECK_FALSE(fs::exists(d.path / "z" / path));
+    CHECK(r.error().message.find("the repack's " + path + " differs from its sidecar: ") == 0);
+    return r.error().message;
+  };
+  auto relinked = repack_tree();
+  relinked[3] = mk_symlink(k_repack_top + "/lib/libcudnn.so.9", "libcudnn_big.so.9");
+  CHECK(refused_as(relinked, "lib/libcudnn.so.9")
+            .find("-> libcudnn_big.so.9 in the archive, sidecar says ") != std::string::npos);
+  auto resized = repack_tree();
+  resized[5] = mk_file(k_repack_top + "/include/cudnn.h", "#define CUDNN_MAJOR 10\n");
+  CHECK(refused_as(resized, "include/cudnn.h").find("23 bytes") != std::string::npos);
 }
 
 TEST_CASE("malformed sidecars are refused", "[archive]") {

@@ -11,11 +11,6 @@ using namespace gates_test;
 
 namespace {
 
-struct HelperEnv {
-  HelperEnv() { ::setenv("CUDNNCTL_SMOKE_HELPER", CUDNNCTL_SMOKE_HELPER_PATH, 1); }
-  ~HelperEnv() { ::unsetenv("CUDNNCTL_SMOKE_HELPER"); }
-};
-
 validate::RuntimeVerdict probe_tree(const fs::path& lib, const HeaderVersion& v) {
   HelperEnv env;
   auto p =
@@ -148,15 +143,6 @@ TEST_CASE("runtime probe: dependencies, crashes, foreign libraries", "[validate]
 }
 
 namespace {
-
-// install's GPU child: started, its inventory read (it then waits for the probe's request).
-smoke::WarmHelper started_helper() {
-  auto w = smoke::WarmHelper::start();
-  REQUIRE(w);
-  (void)w->inventory(std::chrono::seconds(30));
-  REQUIRE(w->waiting());
-  return std::move(*w);
-}
 
 smoke::ProbeResult warm_probe(smoke::WarmHelper& w, const fs::path& root, const HeaderVersion& v) {
   auto p =

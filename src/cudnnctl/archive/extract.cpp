@@ -12,6 +12,7 @@
 #include <archive_entry.h>
 #include <cerrno>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -52,6 +53,9 @@ public:
           default_writer_slots(), size_t{1} << 20,
           options.writer_threads != 0 ? options.writer_threads : default_writer_threads(),
           default_hash_threads(), options.hash_chunk);
+      if (options.file_done) {
+        m_writer->on_done = [this](const BackgroundWriter::Done& d) { file_closed(d); };
+      }
     }
   }
 
@@ -83,6 +87,10 @@ private:
   Status write_zeros(int fd, util::Sha256& sha, uint64_t count, const std::string& where);
   Status collect_written();
   void record_parents(std::span<const std::string> path);
+  // ExtractOptions::vet of the entry about to be written.
+  Status vet(const Entry& out, archive_entry* entry);
+  // BackgroundWriter::on_done: ExtractOptions::file_done with the file's entry.
+  void file_closed(const BackgroundWriter::Done& d);
 
   Reader& m_reader;
   DestTree& m_tree;
@@ -92,8 +100,44 @@ private:
   std::vector<Entry> m_entries;
   uint64_t m_total = 0;
   uint64_t m_count = 0;
-  std::unique_ptr<BackgroundWriter> m_writer; // FileWriting::background
+  // ExtractOptions::file_done with a background writer: the entries of files being written,
+  // by index, for the writer's threads (m_entries grows on this one).
+  std::mutex m_pending_mutex;
+  std::unordered_map<size_t, Entry> m_pending;
+  std::unique_ptr<BackgroundWriter> m_writer; // FileWriting::background; destroyed first
 };
+
+Status Extractor::vet(const Entry& out, archive_entry* entry) {
+  if (!m_options.vet) {
+    return {};
+  }
+  Entry header = out;
+  if (out.kind == EntryKind::file && archive_entry_size_is_set(entry) != 0) {
+    header.size = static_cast<uint64_t>(archive_entry_size(entry));
+  } else if (out.kind == EntryKind::hardlink) {
+    if (auto it = m_seen.find(out.target); it != m_seen.end() && it->second.written) {
+      header.size = m_entries[it->second.index].size;
+    }
+  }
+  return m_options.vet(header);
+}
+
+void Extractor::file_closed(const BackgroundWriter::Done& d) {
+  Entry e;
+  {
+    std::lock_guard lock(m_pending_mutex);
+    auto it = m_pending.find(d.index);
+    if (it == m_pending.end()) {
+      return;
+    }
+    e = std::move(it->second);
+    m_pending.erase(it);
+  }
+  e.size = d.size;
+  e.sha256 = d.sha256;
+  e.sha256_chunks = d.chunks;
+  m_options.file_done(e);
+}
 
 Status Extractor::handle(archive_entry* entry) {
   ++m_count;
@@ -160,6 +204,7 @@ Status Extractor::handle(archive_entry* entry) {
     m_seen[out.path] = Seen{kind, false, 0};
     return m_reader.skip_data();
   }
+  TRY(vet(out, entry));
   record_parents(path);
   const timespec mtime{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
   switch (kind) {
@@ -343,6 +388,10 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
     mtime = timespec{archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)};
   }
   if (m_writer) {
+    if (m_options.file_done) {
+      std::lock_guard lock(m_pending_mutex);
+      m_pending[m_entries.size()] = out;
+    }
     TRY(m_writer->begin(std::move(fd), where, m_entries.size()));
   }
   util::Sha256 sha;
@@ -407,6 +456,9 @@ Status Extractor::write_file(archive_entry* entry, std::span<const std::string> 
   out.sha256 = sha.hex_final();
   if (m_options.progress) {
     m_options.progress(pos);
+  }
+  if (m_options.file_done) {
+    m_options.file_done(out);
   }
   return {};
 }

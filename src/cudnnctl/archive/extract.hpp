@@ -87,6 +87,15 @@ struct ExtractOptions {
   std::function<bool(std::string_view path, EntryKind kind)> include;
   // Called with each extracted file's size as it completes (progress); may be empty.
   std::function<void(uint64_t bytes_out)> progress;
+  // Called for each entry that is to be written, after the checks above and before anything of
+  // it is (files: `size` from the header, no digest yet); an error refuses the archive with
+  // it. A repack's sidecar lists every entry: nothing it does not list reaches the disk.
+  std::function<Status(const Entry& header)> vet;
+  // Called once for each written file as soon as it is written, hashed and closed, with its
+  // digest (`sha256`, or `sha256_chunks`) - with FileWriting::background from a writer or hash
+  // thread, several at once: it must be thread-safe, and quick. Every call has returned
+  // before extract() does.
+  std::function<void(const Entry& file)> file_done;
   // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
   uint64_t max_entries = 1'000'000;
   // background: files are written and hashed by other threads (8 MiB of buffers), which

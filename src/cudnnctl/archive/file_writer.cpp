@@ -314,6 +314,11 @@ void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
         done.chunks = std::move(file->chunks);
       }
     }
+    if (on_done) {
+      lock.unlock(); // the file still counts as open: drain() waits for this call
+      on_done(done);
+      lock.lock();
+    }
     m_done.push_back(std::move(done));
   }
   --m_open_files;

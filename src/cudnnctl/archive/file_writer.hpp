@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,6 +65,9 @@ public:
   explicit BackgroundWriter(size_t slots = 8, size_t slot_size = size_t{1} << 20,
                             size_t writers = default_writer_threads(),
                             size_t hashers = default_hash_threads(), uint64_t hash_chunk = 0);
+  // Called with each file's Done as soon as it is closed, on the thread that closed it (not
+  // under the writer's lock; drain() waits for it). Set before the first begin().
+  std::function<void(const Done&)> on_done;
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
   // Stops the threads; queued work is dropped and open files closed (the caller removes them).

@@ -114,12 +114,12 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
   std::optional<smoke::ProbeResult> warm;
   if (env.warm_probe) {
     warm = env.warm_probe->probe(request, env.smoke_timeout());
-    env.warm_probe = nullptr;
     if (!warm) {
-      env.notes.info("runtime probe: in a child of its own (a file name the waiting GPU child "
-                     "cannot be sent)",
+      env.notes.info("runtime probe: in a child of its own (the waiting GPU child declined: " +
+                         env.warm_probe->declined() + ")",
                      2);
     }
+    env.warm_probe = nullptr;
   }
   smoke::ProbeResult probe;
   if (warm) {
@@ -146,13 +146,27 @@ Status check_runtime(Env& env, Findings& out, const fs::path& lib, const validat
   return {};
 }
 
+std::vector<std::string> components_or_default(const std::vector<std::string>& components) {
+  return components.empty() ? store::default_components() : components;
+}
+
 } // namespace
+
+std::optional<smoke::ProbeRequest>
+runtime_probe_request(const std::filesystem::path& tree, const manifest::Selection& selection,
+                      const std::vector<std::string>& components) {
+  auto want = wanted_version(selection);
+  if (!has(components_or_default(components), "runtime") || !want ||
+      !machine_matches(selection.platform)) {
+    return std::nullopt;
+  }
+  return validate::probe_request(fs::absolute(tree / "lib"), *want);
+}
 
 Status validate_staged(Env& env, const std::filesystem::path& tree,
                        const manifest::Selection& selection,
                        const std::vector<std::string>& components_arg, Findings& out) {
-  std::vector<std::string> components =
-      components_arg.empty() ? store::default_components() : components_arg;
+  const std::vector<std::string> components = components_or_default(components_arg);
   TRY_ASSIGN(validate::HeaderVersion want, wanted_version(selection));
   if (has(components, "headers")) {
     TRY(check_header(env, out, tree, want, selection.version));

@@ -6,6 +6,7 @@
 
 #include "gates/findings.hpp"
 #include "manifest/manifest.hpp"
+#include "smoke/runner.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
@@ -35,5 +36,12 @@ namespace cudnnctl::gates {
 [[nodiscard]] Status validate_staged(Env& env, const std::filesystem::path& tree,
                                      const manifest::Selection& selection,
                                      const std::vector<std::string>& components, Findings& out);
+
+// The request the "runtime" gate would send for `tree` (nullopt: it would load nothing: no
+// runtime component, another architecture, a version without X.Y.Z), for install's early
+// loads during the pass (ops/early_probe.hpp). Its dir is exactly the gate's.
+[[nodiscard]] std::optional<smoke::ProbeRequest>
+runtime_probe_request(const std::filesystem::path& tree, const manifest::Selection& selection,
+                      const std::vector<std::string>& components);
 
 } // namespace cudnnctl::gates

@@ -36,6 +36,9 @@ public:
   // inventory is taken, and only when it came whole (a child that timed out, crashed or
   // could not start is not reused). Null otherwise: the probe then runs in a child of its own.
   [[nodiscard]] smoke::WarmHelper* warm_helper();
+  // The same child for early loads while the pass runs (WarmHelper::send_early is safe beside
+  // the inventory's reading), also before the inventory is in. Null when it could not start.
+  [[nodiscard]] smoke::WarmHelper* early_helper() { return m_helper ? &*m_helper : nullptr; }
 
 private:
   std::optional<smoke::WarmHelper> m_helper; // declared first: destroyed after the thread ended

@@ -9,6 +9,7 @@
 #include "gates/staged.hpp"
 #include "gpu/prefetch.hpp"
 #include "manifest/pins.hpp"
+#include "ops/early_probe.hpp"
 #include "ops/offline.hpp"
 #include "ops/plan.hpp"
 #include "ops/recalls.hpp"
@@ -125,6 +126,10 @@ struct LateGpuCheck {
   // The GPU child, waiting for the runtime probe's request (null: the probe starts its own).
   [[nodiscard]] smoke::WarmHelper* warm_helper() const {
     return gpus ? gpus->warm_helper() : nullptr;
+  }
+  // The same child while the pass runs, for the probe's early loads (null: none started).
+  [[nodiscard]] smoke::WarmHelper* early_helper() const {
+    return gpus ? gpus->early_helper() : nullptr;
   }
   // Nothing pending: no-op. `said`: the -v line that says when the check was judged.
   Status settle(Context& ctx, gates::Findings& findings, const char* said = nullptr) {
@@ -258,13 +263,19 @@ std::string repack_checked(const Form& form) {
                              : " (size and the sha256 of every 1 MiB match its pinned sidecar)";
 }
 
+// What a pass does per entry beyond the extraction's own checks (archive::ExtractOptions).
+struct PassHooks {
+  std::function<Status(const archive::Entry&)> vet;
+  std::function<void(const archive::Entry&)> file_done;
+};
+
 // One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
 // from the cache or --archive), hashed, and extracted into `staging` at the same time. What
 // was extracted is trusted only once size and sha256 matched.
 Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const InstallOptions& o,
                                 const release::Resolved& r, const Form& form,
                                 const std::vector<std::string>& components,
-                                std::optional<Timing>& timing) {
+                                std::optional<Timing>& timing, const PassHooks& hooks = {}) {
   const auto& pkg = r.selection.package;
   const std::string suffix = form.repack ? ".tar.zst" : ".tar.xz";
   const std::string& file_name = form.file_name;
@@ -287,6 +298,8 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   so.extract.format =
       form.repack ? archive::ArchiveFormat::tar_zstd : archive::ArchiveFormat::tar_xz;
   so.extract.hash_chunk = form.chunks.empty() ? 0 : util::k_sha256_chunk;
+  so.extract.vet = hooks.vet;
+  so.extract.file_done = hooks.file_done;
   so.expected_size = form.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, form.size); };
   release::StreamExtractor extractor(staging, std::move(so));
@@ -340,7 +353,8 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
                                const InstallOptions& o, const release::Resolved& r,
                                const std::vector<std::string>& components,
                                std::optional<Timing>& timing, ArchiveRef& ref,
-                               const release::RepackSource& src, const std::string& why) {
+                               const release::RepackSource& src, const std::string& why,
+                               smoke::WarmHelper* early) {
   Form form{true,
             fs::path(src.sidecar.repack_path).filename().string(),
             src.sidecar.repack_sha256,
@@ -353,7 +367,25 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
     ctx.info("the sidecar lists no chunk digests (an older mirror): the repack and its files are "
              "checked by their whole sha256");
   }
-  TRY_ASSIGN(Streamed s, stream_archive(ctx, staging, o, r, form, components, timing));
+  // Nothing the sidecar does not list reaches the disk; the GPU child loads each library of
+  // the runtime probe once it and what it needs are verified (ops/early_probe.hpp).
+  const release::SidecarIndex index(src.sidecar);
+  PassHooks hooks;
+  hooks.vet = [&](const archive::Entry& e) { return index.vet(e); };
+  std::optional<EarlyProbe> early_probe;
+  if (early) {
+    if (auto request = gates::runtime_probe_request(staging, r.selection, components)) {
+      early_probe.emplace(*early, fs::absolute(staging), std::move(*request), index);
+      hooks.file_done = [&](const archive::Entry& e) { early_probe->file_done(e); };
+    }
+  }
+  TRY_ASSIGN(Streamed s, stream_archive(ctx, staging, o, r, form, components, timing, hooks));
+  if (early_probe) {
+    ctx.info("runtime probe: the GPU child loaded " + std::to_string(early_probe->sent().size()) +
+                 " of its " + std::to_string(early_probe->wanted()) +
+                 " libraries as the pass verified them against the sidecar",
+             2);
+  }
   TRY(release::check_extracted(
       src.sidecar, s.entries,
       [&](std::string_view path, archive::EntryKind) { return wanted_path(components, path); }));
@@ -377,13 +409,14 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
 Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path& staging,
                              const InstallOptions& o, const release::Resolved& r,
                              const std::vector<std::string>& components,
-                             std::optional<Timing>& timing, ArchiveRef& ref) {
+                             std::optional<Timing>& timing, ArchiveRef& ref,
+                             smoke::WarmHelper* early) {
   std::string reason = "--archive names the file to install";
   if (o.archive && is_repack_file(*o.archive)) {
     TRY_ASSIGN(release::RepackSource src, local_repack(ctx, o, r));
-    auto s = stream_repack(ctx, tx, staging, o, r, components, timing, ref, src,
-                           "--archive names a repack whose sidecar " + src.sidecar_url +
-                               " the site pins");
+    auto s = stream_repack(
+        ctx, tx, staging, o, r, components, timing, ref, src,
+        "--archive names a repack whose sidecar " + src.sidecar_url + " the site pins", early);
     if (!s) {
       Error e = s.error();
       e.add_context("installing the repack " + *o.archive);
@@ -396,9 +429,12 @@ Result<Streamed> stream_best(Context& ctx, txn::Transaction& tx, const fs::path&
     reason = look.reason;
     if (const auto& src = look.source) {
       auto s = stream_repack(ctx, tx, staging, o, r, components, timing, ref, *src,
-                             "the site pins its sidecar " + src->sidecar_url);
+                             "the site pins its sidecar " + src->sidecar_url, early);
       if (s) {
         return s;
+      }
+      if (early) {
+        early->discard_early(); // what it loaded is of the refused repack's tree
       }
       Error e = s.error();
       if (e.code == ErrorCode::environment || e.code == ErrorCode::internal) {
@@ -472,7 +508,8 @@ Status build_entry(Context& ctx, txn::Transaction& tx, const InstallOptions& o,
   TRY_ASSIGN(txn::Staging staging, tx.stage()); // 2
   TRY(check_free_space(ctx.layout().store_dir(), r.selection.package.size * 2));
   std::optional<Timing> timing;
-  auto streamed = stream_best(ctx, tx, staging.path(), o, r, components, timing, ref); // 3
+  auto streamed =
+      stream_best(ctx, tx, staging.path(), o, r, components, timing, ref, gpus.early_helper()); // 3
   if (gpus.pending()) {
     // The compute-capability check that was still waiting for the GPU inventory: judged now,
     // before anything is validated. Its refusal stands also for a pass that failed (the

@@ -99,6 +99,23 @@ std::string describe(const SidecarEntry& e) {
   return s;
 }
 
+// How the extracted entry `got` differs from the sidecar's `w` (nullopt: it does not). A file
+// hashed in chunks (larger than one: no whole sha256) is compared by them.
+std::optional<std::string> difference(SidecarEntry got, const SidecarEntry& w, uint64_t chunk) {
+  const bool by_chunks = got.kind == "file" && got.sha256.empty();
+  if (by_chunks) {
+    got.sha256 = w.sha256;
+  }
+  if (!(got.kind == w.kind && got.mode == w.mode && got.size == w.size && got.sha256 == w.sha256 &&
+        got.target == w.target)) {
+    return describe(got) + " extracted, sidecar says " + describe(w);
+  }
+  if (by_chunks && (got.chunks.empty() || got.chunks != w.chunks)) {
+    return chunk_difference(got, w, chunk);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 SidecarEntry sidecar_entry(const archive::Entry& e) {
@@ -246,40 +263,60 @@ bool lists_chunks(const Sidecar& s) {
   });
 }
 
+SidecarIndex::SidecarIndex(const Sidecar& s) : m_chunk_bytes(s.chunk_bytes) {
+  for (const auto& e : s.entries) {
+    m_by_path.emplace(e.path, &e);
+  }
+}
+
+const SidecarEntry* SidecarIndex::find(std::string_view path) const {
+  auto it = m_by_path.find(path);
+  return it == m_by_path.end() ? nullptr : it->second;
+}
+
+Status SidecarIndex::vet(const archive::Entry& header) const {
+  SidecarEntry got = sidecar_entry(header);
+  const SidecarEntry* w = find(got.path);
+  if (!w) {
+    return fail(ErrorCode::integrity, "the repack holds " + got.path + " (" + got.kind +
+                                          "), which its sidecar does not list");
+  }
+  const bool hardlink = header.kind == archive::EntryKind::hardlink; // its target's mode
+  if (got.kind != w->kind || (!hardlink && got.mode != w->mode) ||
+      (got.kind == "file" && got.size != w->size) || got.target != w->target) {
+    got.sha256 = w->sha256; // not known yet: the rest is what differs
+    return fail(ErrorCode::integrity, "the repack's " + got.path +
+                                          " differs from its sidecar: " + describe(got) +
+                                          " in the archive, sidecar says " + describe(*w));
+  }
+  return {};
+}
+
+bool SidecarIndex::verified(const archive::Entry& file) const {
+  const SidecarEntry* w = find(file.path);
+  return w && file.kind == archive::EntryKind::file &&
+         !difference(sidecar_entry(file), *w, m_chunk_bytes);
+}
+
 Status
 check_extracted(const Sidecar& s, std::vector<archive::Entry>& extracted,
                 const std::function<bool(std::string_view path, archive::EntryKind)>& included) {
-  std::map<std::string, const SidecarEntry*, std::less<>> want;
-  for (const auto& e : s.entries) {
-    want.emplace(e.path, &e);
-  }
+  const SidecarIndex index(s);
   std::map<std::string, bool, std::less<>> seen;
   for (auto& x : extracted) {
     SidecarEntry got = sidecar_entry(x);
-    auto it = want.find(got.path);
-    if (it == want.end()) {
+    const SidecarEntry* w = index.find(got.path);
+    if (!w) {
       return fail(ErrorCode::integrity, "the repack holds " + got.path + " (" + describe(got) +
                                             "), which its sidecar "
                                             "does not list");
     }
-    const SidecarEntry& w = *it->second;
-    // Hashed in chunks (a file larger than one), the chunks are what was computed.
-    const bool by_chunks = got.kind == "file" && got.sha256.empty();
-    if (by_chunks) {
-      got.sha256 = w.sha256;
+    if (auto diff = difference(got, *w, s.chunk_bytes)) {
+      return fail(ErrorCode::integrity,
+                  "the repack's " + got.path + " differs from its sidecar: " + *diff);
     }
-    if (!(got.kind == w.kind && got.mode == w.mode && got.size == w.size &&
-          got.sha256 == w.sha256 && got.target == w.target)) {
-      return fail(ErrorCode::integrity, "the repack's " + got.path +
-                                            " differs from its sidecar: " + describe(got) +
-                                            " extracted, sidecar says " + describe(w));
-    }
-    if (by_chunks && (got.chunks.empty() || got.chunks != w.chunks)) {
-      return fail(ErrorCode::integrity, "the repack's " + got.path + " differs from its sidecar: " +
-                                            chunk_difference(got, w, s.chunk_bytes));
-    }
-    if (by_chunks) {
-      x.sha256 = w.sha256; // every byte matched the bytes the mirror hashed whole
+    if (got.kind == "file" && got.sha256.empty()) {
+      x.sha256 = w->sha256; // every byte matched the bytes the mirror hashed whole
     }
     seen[got.path] = true;
   }

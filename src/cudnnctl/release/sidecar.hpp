@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,25 @@ struct Sidecar {
 [[nodiscard]] Status
 check_extracted(const Sidecar& s, std::vector<archive::Entry>& extracted,
                 const std::function<bool(std::string_view path, archive::EntryKind)>& included);
+
+// A sidecar's entries by path, for the checks while its repack is extracted. Refers to `s`,
+// which must outlive it.
+class SidecarIndex {
+public:
+  explicit SidecarIndex(const Sidecar& s);
+  [[nodiscard]] const SidecarEntry* find(std::string_view path) const;
+  // ExtractOptions::vet for the repack: the entry is one the sidecar lists, of the same kind,
+  // mode, size (files; hard links are files) and link text, before anything of it is
+  // written. Else ErrorCode::integrity naming it: nothing unlisted reaches the disk.
+  [[nodiscard]] Status vet(const archive::Entry& header) const;
+  // A file as extracted (ExtractOptions::file_done) is the one listed, byte for byte: its
+  // sha256, or every chunk's digest, and kind, mode and size match.
+  [[nodiscard]] bool verified(const archive::Entry& file) const;
+
+private:
+  std::map<std::string, const SidecarEntry*, std::less<>> m_by_path;
+  uint64_t m_chunk_bytes = 0;
+};
 
 // The limits install extracts an archive of `pkg` with (caps on decompressed bytes and on
 // entries, the top folder): the same for NVIDIA's xz and for its repack.

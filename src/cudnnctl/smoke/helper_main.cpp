@@ -30,8 +30,10 @@
 //       as --gpus does (GPU 0's check then reuses that context; no GPU: the no-gpu line),
 //       then {"event": "warm", "driver", "context", "ms"}, and wait for the runtime probe's
 //       request on stdin: "dir DIR", "shim FILE", "load FILE"..., "check FILE:FUNCTION"...,
-//       one per line, then "go". The probe then runs as --probe's (its lines, its exit status,
-//       the last "exit" line). End of input before "go": {"event": "cancelled"}, exit 2.
+//       "dir" first, then the others, "go" last. The shim and each "load" file are loaded
+//       as their lines arrive, in any order (install sends a library as soon as the pass has
+//       verified its bytes, the shim last); "go" runs the checks. The lines and the exit status are
+//       --probe's (the last "exit" line). End of input before "go": {"event": "cancelled"}, exit 2.
 //       The parent starts it before the files exist (docs/GPU.md).
 //   cudnnctl-smoke --which SONAME...
 //       dlopen each SONAME through the dynamic loader (ld.so cache, default paths; the parent
@@ -55,6 +57,7 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -271,27 +274,32 @@ int run_smoke(const std::string& shim, long long expect) {
   return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
 }
 
-int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
-              const std::vector<std::string>& checks) {
-  if (dir.empty() || dir[0] != '/' || shim.empty()) {
-    return usage("--probe needs an absolute DIR and --shim FILE");
+// The runtime probe as it goes: each file loaded when it is named (--warm: as its request line
+// arrives, so that the parent can send a library as soon as its bytes are verified), then
+// the version checks and the origin check in finish().
+class ProbeRun {
+public:
+  explicit ProbeRun(std::string dir) : m_dir(std::move(dir)) {}
+
+  // The shim, then cudnnGetVersion() (which loads libcudnn_graph: the parent sends the shim
+  // only once the others are in place).
+  void load_shim(const std::string& file) {
+    m_shim = file;
+    load(file);
   }
-  bool ok = true;
-  std::vector<std::pair<std::string, void*>> handles;
-  std::vector<std::string> files = {shim};
-  files.insert(files.end(), load.begin(), load.end());
-  for (const auto& file : files) {
-    std::string path = dir + "/" + file;
+
+  void load(const std::string& file) {
+    std::string path = m_dir + "/" + file;
     JsonLine().str("event", "loading").str("file", file).print();
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       JsonLine().str("event", "error").str("file", file).str("message", dl_error()).print();
-      ok = false;
-      continue;
+      m_ok = false;
+      return;
     }
     JsonLine().str("event", "loaded").str("file", file).str("path", loaded_path(h)).print();
-    handles.emplace_back(file, h);
-    if (file == shim) {
+    m_handles.emplace_back(file, h);
+    if (!m_shim.empty() && file == m_shim) {
       auto get_version = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion"));
       auto get_cudart = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetCudartVersion"));
       JsonLine line;
@@ -300,7 +308,7 @@ int run_probe(const std::string& dir, const std::string& shim, const std::vector
         line.num("getversion", static_cast<long long>(get_version()));
       } else {
         line.null("getversion");
-        ok = false;
+        m_ok = false;
       }
       if (get_cudart) {
         line.num("cudart", static_cast<long long>(get_cudart()));
@@ -308,36 +316,66 @@ int run_probe(const std::string& dir, const std::string& shim, const std::vector
       line.print();
     }
   }
-  for (const auto& spec : checks) {
+
+  int finish(const std::vector<std::string>& checks) {
+    for (const auto& spec : checks) {
+      check(spec);
+    }
+    for (const auto& p : foreign_cudnn(m_dir)) {
+      JsonLine().str("event", "foreign").str("path", p).print();
+      m_ok = false;
+    }
+    JsonLine().str("event", "done").boolean("ok", m_ok).print();
+    return m_ok ? k_exit_passed : k_exit_failed;
+  }
+
+private:
+  void check(const std::string& spec) {
     auto colon = spec.find(':');
     std::string file = spec.substr(0, colon);
     std::string function = colon == std::string::npos ? "" : spec.substr(colon + 1);
     void* h = nullptr;
-    for (const auto& [f, hh] : handles) {
+    for (const auto& [f, hh] : m_handles) {
       if (f == file) {
         h = hh;
       }
     }
     if (!h) {
-      continue; // its load error was reported
+      return; // its load error was reported
     }
     auto fn = reinterpret_cast<int (*)()>(::dlsym(h, function.c_str()));
     JsonLine line;
     line.str("event", "check").str("file", file).str("function", function);
     if (!fn) {
       line.boolean("found", false).print();
-      continue;
+      return;
     }
     int status = fn();
-    ok = ok && status == 0;
+    m_ok = m_ok && status == 0;
     line.boolean("found", true).num("status", status).print();
   }
-  for (const auto& p : foreign_cudnn(dir)) {
-    JsonLine().str("event", "foreign").str("path", p).print();
-    ok = false;
+
+  std::string m_dir;
+  std::string m_shim;
+  bool m_ok = true;
+  std::vector<std::pair<std::string, void*>> m_handles;
+};
+
+bool probe_args_ok(const std::string& dir, const std::string& shim) {
+  return !dir.empty() && dir[0] == '/' && !shim.empty();
+}
+
+int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
+              const std::vector<std::string>& checks) {
+  if (!probe_args_ok(dir, shim)) {
+    return usage("--probe needs an absolute DIR and --shim FILE");
   }
-  JsonLine().str("event", "done").boolean("ok", ok).print();
-  return ok ? k_exit_passed : k_exit_failed;
+  ProbeRun run(dir);
+  run.load_shim(shim);
+  for (const auto& file : load) {
+    run.load(file);
+  }
+  return run.finish(checks);
 }
 
 int run_which(const std::vector<std::string>& sonames) {
@@ -422,9 +460,9 @@ int run_warm() {
       .boolean("context", warmed.context)
       .real("ms", ms_since(t0))
       .print();
-  std::string dir;
-  std::string shim;
-  std::vector<std::string> load;
+  // "dir" first; then each "shim"/"load" file is loaded as its line arrives, in any order.
+  std::optional<ProbeRun> run;
+  bool have_shim = false;
   std::vector<std::string> checks;
   char buf[8192];
   while (std::fgets(buf, sizeof buf, stdin)) {
@@ -436,18 +474,25 @@ int run_warm() {
     const std::string key = line.substr(0, space);
     const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
     if (key == "go") {
-      return run_probe(dir, shim, load, checks);
+      if (!have_shim) {
+        return usage("--warm: \"go\" before \"shim FILE\"");
+      }
+      return run->finish(checks);
     }
-    if (key == "dir") {
-      dir = value;
-    } else if (key == "shim") {
-      shim = value;
-    } else if (key == "load") {
-      load.push_back(value);
+    if (key == "dir" && !run) {
+      if (!probe_args_ok(value, "-")) {
+        return usage("--warm needs \"dir\" with an absolute DIR first");
+      }
+      run.emplace(value);
+    } else if (key == "shim" && run && !have_shim && !value.empty()) {
+      have_shim = true;
+      run->load_shim(value);
+    } else if (key == "load" && run) {
+      run->load(value);
     } else if (key == "check") {
       checks.push_back(value);
     } else {
-      return usage(("--warm: unknown request line " + key).c_str());
+      return usage(("--warm: unexpected request line " + key).c_str());
     }
   }
   JsonLine().str("event", "cancelled").print();

@@ -2,11 +2,13 @@
 #include "smoke/runner.hpp"
 
 #include "smoke/json_lines.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -404,6 +406,46 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, std::chrono::seconds time
   return parse_probe(p, timeout);
 }
 
+struct WarmHelper::Early {
+  std::mutex mutex;
+  util::Fd in;                   // dup_stdin(): writes from the pass's threads
+  std::filesystem::path dir;     // of the files sent, once one was
+  std::vector<std::string> sent; // in the order sent, the shim first
+  bool broken = false;           // a write failed, or the tree was discarded
+};
+
+WarmHelper::WarmHelper(util::Child child)
+    : m_child(std::move(child)), m_early(std::make_unique<Early>()) {
+  m_early->in = util::Fd(m_child.dup_stdin());
+}
+
+WarmHelper::WarmHelper(WarmHelper&&) noexcept = default;
+WarmHelper::~WarmHelper() = default;
+
+bool WarmHelper::send_early(const std::filesystem::path& dir, const std::string& file, bool shim) {
+  std::lock_guard lock(m_early->mutex);
+  Early& e = *m_early;
+  const bool first = e.sent.empty();
+  if (e.broken || !e.in || (!first && dir != e.dir) || file.find('\n') != std::string::npos ||
+      dir.string().find('\n') != std::string::npos) {
+    return false;
+  }
+  std::string lines = (first ? "dir " + dir.string() + "\n" : std::string()) +
+                      (shim ? "shim " : "load ") + file + "\n";
+  if (!util::write_all(e.in.get(), lines.data(), lines.size(), "the GPU child's input")) {
+    e.broken = true; // it is gone: probe() judges what it said
+    return false;
+  }
+  e.dir = dir;
+  e.sent.push_back(file);
+  return true;
+}
+
+void WarmHelper::discard_early() {
+  std::lock_guard lock(m_early->mutex);
+  m_early->broken = true;
+}
+
 Result<WarmHelper> WarmHelper::start() {
   TRY_ASSIGN(std::string helper, find_helper());
   util::ProcessOptions o;
@@ -424,15 +466,32 @@ bool last_event_is(const std::string& out, const char* event) {
   return !last.empty() && str_of(last.front(), "event") == event;
 }
 
+// Where the complete line that is the helper's event `event` ends in `out` (npos: none yet).
+size_t end_of_event(const std::string& out, const char* event) {
+  size_t start = 0;
+  for (size_t nl = out.find('\n'); nl != std::string::npos; nl = out.find('\n', start)) {
+    const auto line = json_lines(out.substr(start, nl - start));
+    if (!line.empty() && str_of(line.front(), "event") == event) {
+      return nl + 1;
+    }
+    start = nl + 1;
+  }
+  return std::string::npos;
+}
+
 } // namespace
 
 SmokeResult WarmHelper::inventory(std::chrono::seconds timeout) {
   std::string out;
+  // Not the last line: files sent early (send_early) are loaded, and said so, right after it.
   m_waiting = m_child.read_until(
-      timeout, [](const std::string& so_far) { return last_event_is(so_far, "warm"); }, out);
+      timeout,
+      [](const std::string& so_far) { return end_of_event(so_far, "warm") != std::string::npos; },
+      out);
   util::ProcessResult p;
   if (m_waiting) {
-    // Waiting: the exit status --gpus would have given, from its lines.
+    // Waiting: the exit status --gpus would have given, from its lines (up to "warm").
+    out.resize(end_of_event(out, "warm"));
     p.out = std::move(out);
     p.exit_code = k_helper_failed;
     for (const auto& j : json_lines(p.out)) {
@@ -453,22 +512,54 @@ SmokeResult WarmHelper::inventory(std::chrono::seconds timeout) {
 
 std::optional<ProbeResult> WarmHelper::probe(const ProbeRequest& request,
                                              std::chrono::seconds timeout) {
-  std::string lines = "dir " + request.dir.string() + "\nshim " + request.shim + "\n";
+  std::lock_guard lock(m_early->mutex);
+  Early& early = *m_early;
+  m_declined.clear();
+  auto decline = [&](std::string why) -> std::optional<ProbeResult> {
+    m_declined = std::move(why);
+    return std::nullopt;
+  };
+  if (!m_waiting) {
+    return decline("it did not report its inventory whole");
+  }
+  if (!early.sent.empty() && early.broken) {
+    return decline("it loaded files of a tree that was discarded, or stopped reading");
+  }
+  if (!early.sent.empty() && early.dir != request.dir) {
+    return decline("it loaded files of another directory");
+  }
+  auto unsent = [&](const std::string& f) {
+    return std::find(early.sent.begin(), early.sent.end(), f) == early.sent.end();
+  };
+  std::string lines;
+  size_t expected = request.checks.size();
+  if (early.sent.empty()) {
+    lines = "dir " + request.dir.string() + "\n";
+    ++expected;
+  }
   for (const auto& f : request.load) {
-    lines += "load " + f + "\n";
+    if (unsent(f)) {
+      lines += "load " + f + "\n";
+      ++expected;
+    }
+  }
+  if (unsent(request.shim)) {
+    lines += "shim " + request.shim + "\n"; // last: it loads libcudnn_graph itself
+    ++expected;
   }
   for (const auto& [file, function] : request.checks) {
     lines += "check " + file + ":" + function + "\n";
   }
-  if (!m_waiting || std::count(lines.begin(), lines.end(), '\n') !=
-                        static_cast<long>(2 + request.load.size() + request.checks.size())) {
-    return std::nullopt;
+  if (std::count(lines.begin(), lines.end(), '\n') != static_cast<long>(expected)) {
+    return decline("a file name holds a newline");
   }
   m_waiting = false;
+  early.broken = true; // used
   // A child that is gone already cannot take the request: its output and exit status say
   // what happened.
   (void)m_child.write_stdin(lines + "go\n");
   m_child.close_stdin();
+  (void)early.in.close();
   return parse_probe(
       m_child.wait(std::chrono::duration_cast<std::chrono::milliseconds>(timeout),
                    [](const std::string& out) { return last_event_is(out, "exit"); }),

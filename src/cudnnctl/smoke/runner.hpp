@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -155,6 +156,9 @@ class WarmHelper {
 public:
   // Errors only when the helper cannot be found or started (ErrorCode::environment).
   [[nodiscard]] static Result<WarmHelper> start();
+  WarmHelper(WarmHelper&&) noexcept;
+  WarmHelper& operator=(WarmHelper&&) = delete;
+  ~WarmHelper();
   // The GPU report, waiting for it up to `timeout` from now (then the child is killed, and the
   // report says it timed out). Once.
   [[nodiscard]] SmokeResult inventory(std::chrono::seconds timeout);
@@ -164,13 +168,31 @@ public:
   // last line says its exit handlers ran (util::Child::wait's stop_when): the kernel's
   // teardown of its GPU context is not waited for. Nullopt when it cannot take the request
   // (not waiting, used already, a name with a newline): the caller runs run_probe instead.
+  // Files sent early are not sent again; it declines a request for another directory, or
+  // after discard_early().
   [[nodiscard]] std::optional<ProbeResult> probe(const ProbeRequest& request,
                                                  std::chrono::seconds timeout);
 
+  // Early loads (install's repack pass, ops/early_probe.hpp): sends `file` of `dir` (`shim`:
+  // as the request's shim) to the child now, from any thread, also while another reads its
+  // inventory: the child loads it once its inventory is out (the request lines wait in the
+  // pipe). False when it cannot be sent (a newline in a name, another directory than the
+  // first file's, the child gone or discarded): then probe() sends it, or declines.
+  [[nodiscard]] bool send_early(const std::filesystem::path& dir, const std::string& file,
+                                bool shim = false);
+  // What was sent early belongs to a tree that is gone (a refused repack): probe() declines,
+  // so that a child of its own probes the next tree.
+  void discard_early();
+  // Why the last probe() declined ("" when it did not).
+  [[nodiscard]] const std::string& declined() const { return m_declined; }
+
 private:
-  explicit WarmHelper(util::Child child) : m_child(std::move(child)) {}
+  struct Early;
+  explicit WarmHelper(util::Child child);
   util::Child m_child;
   bool m_waiting = false;
+  std::unique_ptr<Early> m_early; // guarded by its own mutex
+  std::string m_declined;
 };
 
 // --- Loader check (root "/") ---

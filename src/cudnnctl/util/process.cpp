@@ -156,6 +156,10 @@ bool Child::write_stdin(std::string_view data) {
   return data.empty();
 }
 
+int Child::dup_stdin() const {
+  return m_in >= 0 ? ::fcntl(m_in, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
 void Child::close_stdin() {
   close_fd(m_in);
 }

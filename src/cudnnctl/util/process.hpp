@@ -61,6 +61,10 @@ public:
   // stdin: SIGPIPE is ignored by the caller, so EPIPE comes back here).
   [[nodiscard]] bool write_stdin(std::string_view data);
   void close_stdin();
+  // A second descriptor of the child's stdin (close-on-exec), for writes from another thread
+  // than the one that reads, waits and closes; the child sees the end of its input only once
+  // both are closed. -1 when stdin is closed or dup fails.
+  [[nodiscard]] int dup_stdin() const;
   // Collects the output until the child closes both pipes or `timeout` (from now) passes
   // (then its process group gets SIGKILL), and reaps it. Once only.
   [[nodiscard]] ProcessResult wait(std::chrono::milliseconds timeout);

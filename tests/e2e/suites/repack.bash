@@ -131,6 +131,13 @@ expect_eq "$(find "$R1/var/cache/cudnnctl" -name '*.tar.xz' | wc -l)" 0 "xz in t
 expect_exit 0 cudnnctl --root "$R1" --json history
 expect_json '[r.get("archive_form") for r in d["data"]["history"] if r["command"] == "install"][-1]' repack
 expect_exit 0 cudnnctl --root "$R1" --json verify
+# The GPU child loaded the probe's libraries as the pass verified them (the shim last, once the
+# others were in), and the probe after the pass was the same child's (-vv says both).
+R1V=$(host_root "$D/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$R1V" --mirror "$SITE" --require-pin --cuda 12 -vv install 9.1.0
+grep -qF "runtime probe: the GPU child loaded 8 of its 8 libraries as the pass verified them against the sidecar" "$ERR" ||
+  fail "no early loads: $(grep -F 'runtime probe' "$ERR")"
+grep -qF "runtime probe: in a child of its own" "$ERR" && fail "the GPU child declined the probe"
 
 TEST "unpinned sidecar: the original xz, no request for the sidecar, same files"
 grep -v cudnnctl-repack "$D/cudnnctl-pins.sha256" >"$E2E_TMP/manifest-only.sha256"
@@ -190,6 +197,14 @@ expect_json '"libcudnn.so.9." in d["data"]["archive"]["form_reason"]' true
 grep -F "GET /$Z91 " "$NGINX_DIR/access.log" | grep -q '" 200 ' || fail "the repack was not tried"
 expect_eq "$(installed_sums "$R5")" "$(installed_sums "$R2")"
 expect_eq "$(find "$R5/opt/cudnn/store" -maxdepth 1 -name '.staging-*' | wc -l)" 0 "staging left"
+# The file that differs from its sidecar (the shim) was never loaded: the others were. The child
+# that loaded the refused tree's libraries does not probe the xz's tree.
+R5V=$(repinned_root "$E2E_TMP/sidecar-lies/$SC")
+expect_exit 0 cudnnctl --root "$R5V" --mirror "$MIRROR_URL" --require-pin --cuda 12 -vv install 9.1.0
+grep -qF "the GPU child loaded 7 of its 8 libraries as the pass verified them" "$ERR" ||
+  fail "early loads: $(grep -F 'GPU child loaded' "$ERR")"
+grep -qF "runtime probe: in a child of its own (the waiting GPU child declined: it loaded files of a tree that was discarded" "$ERR" ||
+  fail "the GPU child probed the xz's tree: $(grep -F 'runtime probe' "$ERR")"
 
 TEST "a pinned sidecar whose chunk digest of the repack lies: refused, the original xz"
 copy_site chunk-lies
