@@ -5,7 +5,8 @@
 # 2026-12-02-cachewriter/ab.py's alternated rounds from file:// (ROUNDS, the after build's
 # site), one -vv install of each kept whole, then bench/bench.py --only repack --runs RUNS for
 # after and before, each build repacking its own site (run-1.txt: the first build, whose
-# inventory read waited for a last line that early loads follow: 120 s; run-2.txt: fixed).
+# inventory read waited for a last line that early loads follow: 120 s; run-2.txt: fixed;
+# run-3.txt: ROUNDS=2 BENCH_BINS=after RUNS_after=5, a second machine).
 #   RUNS_after=5 RUNS_before=3 bash docs/gpu-runs/2026-12-03-early/run.sh   (carry: .carry/d27 with before/ and after/,
 #   each cudnnctl (RUNPATH $ORIGIN/lib) + cudnnctl-smoke + lib/libarchive.so.13; bin/ with
 #   nginx, zstd, GNU time; stub/ the stub-9.18.1 mirror)
