@@ -178,6 +178,14 @@ TEST_CASE("early probe: each library once it and what it needs are verified, the
     CHECK_FALSE(w.probe(request, std::chrono::seconds(30)));
     CHECK(w.declined().find("discarded") != std::string::npos);
   }
+  SECTION("a pass that starts again: nothing more is sent, the child declines") {
+    pass.put("libcudnn_graph");
+    early.abandon();
+    pass.put("libcudnn_cnn");
+    CHECK(early.sent() == std::vector<std::string>{"libcudnn_graph.so.9"});
+    CHECK_FALSE(w.probe(request, std::chrono::seconds(30)));
+    CHECK(w.declined().find("discarded") != std::string::npos);
+  }
   SECTION("a request for another directory: declined") {
     pass.put("libcudnn_graph");
     auto other = validate::probe_request(fs::absolute("early-src/elsewhere/lib"), k_v);

@@ -137,6 +137,12 @@ bool EarlyProbe::ready_to_send(const std::string& name) {
   return file && ready(*file, seen);
 }
 
+void EarlyProbe::abandon() {
+  std::lock_guard lock(m_mutex);
+  m_stopped = true;
+  m_helper.discard_early();
+}
+
 void EarlyProbe::file_done(const archive::Entry& file) {
   if (!m_sidecar.verified(file)) {
     return; // the check after the pass names the difference; never loaded

@@ -47,6 +47,10 @@ public:
 
   // ExtractOptions::file_done: thread-safe; sends what became ready.
   void file_done(const archive::Entry& file);
+  // The pass starts again from byte 0 (its tree emptied): nothing more is sent, and the child,
+  // which holds libraries of the tree that was, declines the probe (WarmHelper::discard_early):
+  // a child of its own probes the tree the pass ends with.
+  void abandon();
   // The files sent to the child so far, in order (the shim last).
   [[nodiscard]] std::vector<std::string> sent() const;
   // Files of the probe in all.

@@ -267,6 +267,7 @@ std::string repack_checked(const Form& form) {
 struct PassHooks {
   std::function<Status(const archive::Entry&)> vet;
   std::function<void(const archive::Entry&)> file_done;
+  std::function<void()> restarted; // the pass starts again from byte 0, its tree emptied
 };
 
 // One pass over the archive's bytes (docs/ARCHITECTURE.md "Streaming"): downloaded (or read
@@ -311,7 +312,11 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   sink.restart = [&]() -> Status {
     ctx.info("the download started again from byte 0 (resume refused, retry or next mirror): "
              "extracting again");
-    return extractor.sink().restart();
+    TRY(extractor.sink().restart()); // the stopped pass's threads have ended
+    if (hooks.restarted) {
+      hooks.restarted();
+    }
+    return {};
   };
   // Download (or read), hash and extract in one pass. Until the digest matched, the bytes
   // and what the extractor made of them are untrusted; a refused entry is final only then.
@@ -377,6 +382,7 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
     if (auto request = gates::runtime_probe_request(staging, r.selection, components)) {
       early_probe.emplace(*early, fs::absolute(staging), std::move(*request), index);
       hooks.file_done = [&](const archive::Entry& e) { early_probe->file_done(e); };
+      hooks.restarted = [&] { early_probe->abandon(); };
     }
   }
   TRY_ASSIGN(Streamed s, stream_archive(ctx, staging, o, r, form, components, timing, hooks));

@@ -4,6 +4,7 @@
 # extracted file against the sidecar. Every refusal falls back to the original xz with a
 # warning. Real nginx on loopback, real archives (mkmirror), real zstd.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+source "$E2E_DIR/crash_lib.bash"
 require_cudnnctl
 command -v zstd >/dev/null || skip "the zstd CLI is not installed (scripts/install-deps)"
 
@@ -321,7 +322,7 @@ expect_no_file "$E2E_TMP/new2"
 TEST "a file larger than a chunk is checked chunk by chunk; a lying chunk sends the host to the xz"
 P=$E2E_TMP/padded
 mkrelease --mirror "$P" --label 9.11.0 --version 9.11.0.98 --cuda 12 --platform linux-x86_64 \
-  --no-static --pad libcudnn_engines_precompiled=2600000 --pad-random >/dev/null
+  --no-static --pad libcudnn_engines_precompiled=8000000 --pad-random >/dev/null
 start_nginx "$P"
 expect_exit 0 cudnnctl --root "$R0" --mirror "$MIRROR_URL" --platform linux-x86_64 --cuda 12 --json \
   mirror 9.11.0 --to "$E2E_TMP/psite" --repack zstd
@@ -349,3 +350,24 @@ expect_json 'd["data"]["archive"]["form"]' xz
 expect_json '"'"$BIG"' differs from its sidecar: bytes 1048576 to 2097152 have sha256" in d["data"]["archive"]["form_reason"]' true
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(installed_sums "$R10")" "$(installed_sums "$R9")"
+
+TEST "a repack download that starts again from byte 0: the early loads are abandoned, the tree probed anew"
+# The padded release's repack has several zstd frames: the first pass extracts, and the GPU
+# child loads, the libraries before the padded one; the cut 200 kB before the end then sends the
+# download back to byte 0 (Range ignored), and the second pass's tree is probed by a child of
+# its own.
+start_faultserver "$E2E_TMP/psite"
+PZ=$(cd "$E2E_TMP/psite" && ls cudnn/linux-x86_64/*.tar.zst)
+ZSIZE=$(stat -c %s "$E2E_TMP/psite/$PZ")
+RR=$(host_root "$E2E_TMP/psite/cudnnctl-pins.sha256")
+expect_exit 0 cudnnctl --root "$RR" --mirror "$FS_URL/fault/cut-once=$((ZSIZE - 200000)),ignore-range" \
+  --require-pin --cuda 12 -vv install 9.11.0 --no-smoke
+expect_contains "$ERR" "extracting again"
+early=$(grep -oP 'the GPU child loaded \K[0-9]+(?= of its 8 libraries)' "$ERR") ||
+  fail "no early-load line: $(grep -F 'runtime probe' "$ERR")"
+[ "$early" -gt 0 ] || fail "nothing was loaded before the cut: $(grep -F 'runtime probe' "$ERR")"
+grep -qF "runtime probe: in a child of its own (the waiting GPU child declined: it loaded files of a tree that was discarded" "$ERR" ||
+  fail "$early early loads, then the same child probed: $(grep -F 'runtime probe' "$ERR")"
+expect_contains "$ERR" "8 libraries loaded by absolute path"
+expect_eq "$(installed_sums "$RR")" "$(installed_sums "$R9")"
+
