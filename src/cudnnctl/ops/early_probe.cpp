@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/early_probe.hpp"
 
+#include "doctor/ldconf.hpp"
+#include "doctor/loader.hpp"
+#include "doctor/rootfs.hpp"
 #include "elf/elf.hpp"
-#include "util/strings.hpp"
 
 #include <algorithm>
 
@@ -12,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<EarlyProbe::Links> read_elf(const fs::path& file) {
+std::optional<EarlyProbe::Links> read_links(const fs::path& file) {
   auto d = elf::read_dynamic(file);
   if (!d) {
     return std::nullopt;
@@ -21,34 +23,18 @@ std::optional<EarlyProbe::Links> read_elf(const fs::path& file) {
   l.needed = d->needed;
   for (const auto* p : {&d->runpath, &d->rpath}) {
     if (*p) {
-      for (const auto& part : util::split(**p, ':')) {
-        l.run_paths.emplace_back(part);
-      }
+      l.run_paths.push_back(**p);
     }
   }
   return l;
 }
 
-// A run path element with $ORIGIN (or ${ORIGIN}) put as `dir` (relative to the tree).
-std::string with_origin(std::string rp, const std::string& dir) {
-  for (const char* origin : {"${ORIGIN}", "$ORIGIN"}) {
-    for (auto pos = rp.find(origin); pos != std::string::npos; pos = rp.find(origin)) {
-      rp.replace(pos, std::string_view(origin).size(), dir);
-    }
-  }
-  return rp;
-}
-
-bool has_origin(const std::string& rp) {
-  return rp.find("$ORIGIN") != std::string::npos || rp.find("${ORIGIN}") != std::string::npos;
-}
-
 } // namespace
 
 EarlyProbe::EarlyProbe(smoke::WarmHelper& helper, fs::path tree, smoke::ProbeRequest request,
-                       const release::SidecarIndex& sidecar, ReadLinks read)
-    : m_helper(helper), m_tree(std::move(tree)), m_request(std::move(request)), m_sidecar(sidecar),
-      m_read(read ? std::move(read) : ReadLinks(read_elf)) {
+                       const release::SidecarIndex& sidecar)
+    : m_helper(helper), m_tree(doctor::clean(tree)), m_request(std::move(request)),
+      m_sidecar(sidecar), m_multiarch(doctor::machine_multiarch()) {
   const fs::path rel = m_request.dir.lexically_relative(m_tree);
   if (!rel.empty() && !rel.string().starts_with("..") && rel != ".") {
     m_lib = rel.generic_string();
@@ -90,26 +76,24 @@ bool EarlyProbe::ready(const std::string& file, std::set<std::string>& seen) {
   }
   auto [it, inserted] = m_links.try_emplace(file);
   if (inserted) {
-    it->second = m_read(m_tree / file); // verified, so whole and closed
+    it->second = read_links(m_tree / file); // verified, so whole and closed
   }
   if (!it->second) {
     return false;
   }
   const Links& links = *it->second;
   const std::string parent = fs::path(file).parent_path().generic_string();
-  const std::string dir = parent.empty() ? "." : parent;
-  for (const auto& rp : links.run_paths) {
-    if (!has_origin(rp)) {
-      if (rp.empty() || rp.front() != '/') {
+  const fs::path own_dir = doctor::clean(m_tree / parent);
+  for (const auto& value : links.run_paths) {
+    for (const auto& d : doctor::expand_search_path(value, own_dir.string(), m_multiarch)) {
+      if (d.empty() || d.front() != '/') {
         return false; // relative to the child's working directory: not judged here
       }
-      continue; // absolute: outside the staging tree, as for the probe after the pass
-    }
-    const std::string in_tree = fs::path(with_origin(rp, dir)).lexically_normal().generic_string();
-    const std::string trimmed =
-        in_tree.ends_with('/') ? in_tree.substr(0, in_tree.size() - 1) : in_tree;
-    if (!trimmed.starts_with("..") && trimmed != dir) {
-      return false; // another directory of the tree: the loader could search it
+      const fs::path rel = fs::path(d).lexically_relative(m_tree);
+      if (!rel.empty() && !rel.string().starts_with("..") && fs::path(d) != own_dir) {
+        return false; // another directory of the tree: the loader could search it
+      }
+      // Its own directory, or outside the staging tree (as for the probe after the pass).
     }
   }
   for (const auto& name : links.needed) {

@@ -19,7 +19,6 @@
 #include "smoke/runner.hpp"
 
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,17 +32,16 @@ namespace cudnnctl::ops {
 
 class EarlyProbe {
 public:
-  // A library's DT_NEEDED names and run paths (DT_RUNPATH, DT_RPATH); nullopt: unreadable.
+  // A library's DT_NEEDED names and run paths (the DT_RUNPATH and DT_RPATH values).
   struct Links {
     std::vector<std::string> needed;
-    std::vector<std::string> run_paths; // each ':'-separated element
+    std::vector<std::string> run_paths;
   };
-  using ReadLinks = std::function<std::optional<Links>(const std::filesystem::path&)>;
 
-  // `tree`: the staging directory the pass extracts into; `request`: the runtime probe's
-  // (its dir is `tree`/lib); `sidecar` outlives this. `read` defaults to elf::read_dynamic.
+  // `tree`: the staging directory (absolute) the pass extracts into; `request`: the runtime
+  // probe's (its dir is `tree`/lib); `sidecar` outlives this.
   EarlyProbe(smoke::WarmHelper& helper, std::filesystem::path tree, smoke::ProbeRequest request,
-             const release::SidecarIndex& sidecar, ReadLinks read = {});
+             const release::SidecarIndex& sidecar);
 
   // ExtractOptions::file_done: thread-safe; sends what became ready.
   void file_done(const archive::Entry& file);
@@ -69,12 +67,12 @@ private:
   const smoke::ProbeRequest m_request;
   std::string m_lib; // the request's dir relative to the tree ("lib")
   const release::SidecarIndex& m_sidecar;
-  ReadLinks m_read;
+  const std::string m_multiarch; // for $LIB in run paths
   mutable std::mutex m_mutex;
   std::set<std::string> m_verified;                    // tree-relative file paths
-  std::map<std::string, std::optional<Links>> m_links; // read once per file
+  std::map<std::string, std::optional<Links>> m_links; // read once per file; nullopt: unreadable
   std::vector<std::string> m_sent;                     // request file names
-  bool m_stopped = false;                              // a send failed
+  bool m_stopped = false;                              // a send failed, or abandon()
 };
 
 } // namespace cudnnctl::ops

@@ -288,6 +288,8 @@ public:
     load(file);
   }
 
+  [[nodiscard]] bool has_shim() const { return !m_shim.empty(); }
+
   void load(const std::string& file) {
     std::string path = m_dir + "/" + file;
     JsonLine().str("event", "loading").str("file", file).print();
@@ -299,7 +301,7 @@ public:
     }
     JsonLine().str("event", "loaded").str("file", file).str("path", loaded_path(h)).print();
     m_handles.emplace_back(file, h);
-    if (!m_shim.empty() && file == m_shim) {
+    if (has_shim() && file == m_shim) {
       auto get_version = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetVersion"));
       auto get_cudart = reinterpret_cast<size_t (*)()>(::dlsym(h, "cudnnGetCudartVersion"));
       JsonLine line;
@@ -361,13 +363,13 @@ private:
   std::vector<std::pair<std::string, void*>> m_handles;
 };
 
-bool probe_args_ok(const std::string& dir, const std::string& shim) {
-  return !dir.empty() && dir[0] == '/' && !shim.empty();
+bool absolute_dir(const std::string& dir) {
+  return !dir.empty() && dir[0] == '/';
 }
 
 int run_probe(const std::string& dir, const std::string& shim, const std::vector<std::string>& load,
               const std::vector<std::string>& checks) {
-  if (!probe_args_ok(dir, shim)) {
+  if (!absolute_dir(dir) || shim.empty()) {
     return usage("--probe needs an absolute DIR and --shim FILE");
   }
   ProbeRun run(dir);
@@ -462,7 +464,6 @@ int run_warm() {
       .print();
   // "dir" first; then each "shim"/"load" file is loaded as its line arrives, in any order.
   std::optional<ProbeRun> run;
-  bool have_shim = false;
   std::vector<std::string> checks;
   char buf[8192];
   while (std::fgets(buf, sizeof buf, stdin)) {
@@ -474,18 +475,17 @@ int run_warm() {
     const std::string key = line.substr(0, space);
     const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
     if (key == "go") {
-      if (!have_shim) {
+      if (!run || !run->has_shim()) {
         return usage("--warm: \"go\" before \"shim FILE\"");
       }
       return run->finish(checks);
     }
     if (key == "dir" && !run) {
-      if (!probe_args_ok(value, "-")) {
+      if (!absolute_dir(value)) {
         return usage("--warm needs \"dir\" with an absolute DIR first");
       }
       run.emplace(value);
-    } else if (key == "shim" && run && !have_shim && !value.empty()) {
-      have_shim = true;
+    } else if (key == "shim" && run && !run->has_shim() && !value.empty()) {
       run->load_shim(value);
     } else if (key == "load" && run) {
       run->load(value);
