@@ -3,6 +3,7 @@
 
 #include "archive/handles.hpp"
 #include "archive/zstd_frames.hpp"
+#include "util/cores.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -132,7 +133,7 @@ Result<BackupWriter> BackupWriter::open(int fd, Compression c, int zstd_level,
   }
   if (c == Compression::zstd && !impl->frames) {
     // zstd's own worker threads (libarchive >= 3.6): compression is most of a backup's CPU.
-    unsigned n = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
+    const size_t n = std::clamp<size_t>(util::usable_cores(), 1, 4);
     (void)archive_write_set_filter_option(a, "zstd", "threads", std::to_string(n).c_str());
     if (zstd_level != 0 &&
         archive_write_set_filter_option(a, "zstd", "compression-level",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/file_writer.hpp"
 
+#include "util/cores.hpp"
 #include "util/thread_cpu.hpp"
 #include "util/timed_wait.hpp"
 
@@ -29,12 +30,12 @@ const char k_zeros[65536] = {};
 size_t default_writer_threads() {
   // The pipeline's other busy threads: the download (or file read), the stream hash, the cache
   // file's writer, the extraction and the file hash.
-  const size_t cores = std::thread::hardware_concurrency();
+  const size_t cores = util::usable_cores();
   return cores <= 6 ? 1 : std::clamp<size_t>((cores - 5) / 2, 1, 4);
 }
 
 size_t default_hash_threads() {
-  const size_t cores = std::thread::hardware_concurrency();
+  const size_t cores = util::usable_cores();
   return cores <= 6 ? 1 : std::clamp<size_t>(cores / 4, 2, 4);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archive/zstd_decoder.hpp"
 
+#include "util/cores.hpp"
 #include "util/thread_cpu.hpp"
 #include "util/timed_wait.hpp"
 
@@ -15,7 +16,7 @@ namespace cudnnctl::archive {
 size_t default_decoder_threads() {
   // Two keep ahead of the pass: on the H200 (16 cores) four decoders used 0.34 s of CPU in
   // all over a 0.47 s pass, so each of two needs under half of it (docs/BENCHMARKS.md).
-  return std::thread::hardware_concurrency() <= 6 ? 1 : 2;
+  return util::usable_cores() <= 6 ? 1 : 2;
 }
 
 FrameDecoder::FrameDecoder(Pull pull, std::span<const unsigned char> first, size_t threads)

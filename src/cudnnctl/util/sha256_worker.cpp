@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/sha256_worker.hpp"
 
+#include "util/cores.hpp"
 #include "util/thread_cpu.hpp"
 #include "util/timed_wait.hpp"
 
@@ -13,7 +14,7 @@
 namespace cudnnctl::util {
 
 size_t default_chunk_hash_threads() {
-  return std::thread::hardware_concurrency() <= 6 ? 1 : 2;
+  return util::usable_cores() <= 6 ? 1 : 2;
 }
 
 Sha256Worker::Sha256Worker(size_t chunks, size_t chunk_size) : m_chunk_size(chunk_size) {
