@@ -3,6 +3,8 @@
 #include "util/cores.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <sched.h>
 #include <thread>
 
@@ -39,4 +41,27 @@ TEST_CASE("usable cores follow the thread's CPU affinity", "[util][cores]") {
   REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
   CHECK(pinned == 1);
   CHECK(usable_cores_now() == all);
+}
+
+TEST_CASE("the tightest cgroup v2 quota on the way to the root counts", "[util][cores]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::absolute("cores_cg");
+  fs::remove_all(root);
+  fs::create_directories(root / "a/b/c");
+  auto put = [&](const char* dir, const char* text) {
+    std::ofstream(root / dir / "cpu.max") << text;
+  };
+  put("a", "200000 100000\n");
+  put("a/b", "max 100000\n");
+  put("a/b/c", "400000 100000\n");
+  const std::string r = root.string();
+  CHECK(quota_cores("0::/a/b/c\n", r) == 2U);
+  CHECK(quota_cores("1:name=systemd:/x\n0::/a/b/c\n", r) == 2U);
+  CHECK(quota_cores("0::/a/b\n", r) == 2U);
+  put("a/b/c", "50000 100000\n");
+  CHECK(quota_cores("0::/a/b/c\n", r) == 1U);
+  CHECK_FALSE(quota_cores("0::/\n", r));
+  CHECK_FALSE(quota_cores("0::/nowhere\n", r));
+  CHECK_FALSE(quota_cores("12:cpu,cpuacct:/a/b/c\n", r)); // cgroup v1: no quota read
+  fs::remove_all(root);
 }

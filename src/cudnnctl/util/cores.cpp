@@ -30,34 +30,6 @@ std::string read_small(const std::string& path) {
   return in ? text.str() : std::string();
 }
 
-// The cgroup v2 path of this process ("0::/system.slice/x.service"), empty on cgroup v1.
-std::string own_cgroup() {
-  std::istringstream lines(read_small("/proc/self/cgroup"));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("0::")) {
-      return line.substr(3);
-    }
-  }
-  return {};
-}
-
-std::optional<size_t> quota_cores() {
-  std::string dir = own_cgroup();
-  if (dir.empty()) {
-    return std::nullopt;
-  }
-  std::optional<size_t> least;
-  while (true) { // the tightest quota on the way up to the root
-    if (auto n = cores_of_cpu_max(read_small("/sys/fs/cgroup" + dir + "/cpu.max"))) {
-      least = least ? std::min(*least, *n) : *n;
-    }
-    if (dir.empty() || dir == "/") {
-      return least;
-    }
-    dir.erase(dir.find_last_of('/'));
-  }
-}
-
 } // namespace
 
 std::optional<size_t> cores_of_cpu_max(std::string_view text) {
@@ -80,12 +52,36 @@ std::optional<size_t> cores_of_cpu_max(std::string_view text) {
   return std::max<size_t>(1, (quota + period - 1) / period);
 }
 
+std::optional<size_t> quota_cores(std::string_view proc_self_cgroup,
+                                  const std::string& cgroup_root) {
+  std::string dir; // "0::/system.slice/x.service" -> "/system.slice/x.service"
+  std::istringstream lines{std::string(proc_self_cgroup)};
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("0::/")) {
+      dir = line.substr(3);
+    }
+  }
+  if (dir.empty()) {
+    return std::nullopt;
+  }
+  std::optional<size_t> least;
+  while (true) {
+    if (auto n = cores_of_cpu_max(read_small(cgroup_root + dir + "/cpu.max"))) {
+      least = least ? std::min(*least, *n) : *n;
+    }
+    if (dir.empty() || dir == "/") {
+      return least;
+    }
+    dir.erase(dir.find_last_of('/'));
+  }
+}
+
 size_t usable_cores_now() {
   size_t n = std::max(1U, std::thread::hardware_concurrency());
   if (auto a = affinity_cores()) {
     n = std::min(n, *a);
   }
-  if (auto q = quota_cores()) {
+  if (auto q = quota_cores(read_small("/proc/self/cgroup"), "/sys/fs/cgroup")) {
     n = std::min(n, *q);
   }
   return n;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace cudnnctl::util {
@@ -24,5 +25,11 @@ namespace cudnnctl::util {
 
 // The same count computed now, without the once-per-process cache (for tests).
 [[nodiscard]] size_t usable_cores_now();
+
+// The tightest cgroup v2 CPU quota on the way from the cgroup that `proc_self_cgroup` (the text
+// of /proc/self/cgroup) names up to the root of the hierarchy mounted at `cgroup_root`
+// (/sys/fs/cgroup), in cores; nullopt when there is none or on cgroup v1.
+[[nodiscard]] std::optional<size_t> quota_cores(std::string_view proc_self_cgroup,
+                                                const std::string& cgroup_root);
 
 } // namespace cudnnctl::util
