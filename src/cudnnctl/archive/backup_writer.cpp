@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 

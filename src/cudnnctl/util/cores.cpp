@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/cores.hpp"
 
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
 #include <algorithm>
-#include <charconv>
-#include <fstream>
 #include <sched.h>
 #include <sstream>
 #include <string>
@@ -23,33 +24,25 @@ std::optional<size_t> affinity_cores() {
   return n > 0 ? std::optional<size_t>(static_cast<size_t>(n)) : std::nullopt;
 }
 
+// A /proc or /sys file's text; empty when it cannot be read (no such cgroup file).
 std::string read_small(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return in ? text.str() : std::string();
+  return read_file(path).value_or(std::string());
 }
 
 } // namespace
 
 std::optional<size_t> cores_of_cpu_max(std::string_view text) {
-  const size_t space = text.find(' ');
-  if (space == std::string_view::npos || text.starts_with("max")) {
+  const std::string_view line = trim(text);
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos) {
     return std::nullopt;
   }
-  size_t quota = 0;
-  size_t period = 0;
-  const std::string_view q = text.substr(0, space);
-  std::string_view p = text.substr(space + 1);
-  while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) {
-    p.remove_suffix(1);
-  }
-  if (std::from_chars(q.data(), q.data() + q.size(), quota).ec != std::errc() ||
-      std::from_chars(p.data(), p.data() + p.size(), period).ec != std::errc() || quota == 0 ||
-      period == 0) {
+  const auto quota = parse_u64(line.substr(0, space));
+  const auto period = parse_u64(line.substr(space + 1));
+  if (!quota || !period || *quota == 0 || *period == 0) { // "max 100000": no quota
     return std::nullopt;
   }
-  return std::max<size_t>(1, (quota + period - 1) / period);
+  return std::max<size_t>(1, (*quota + *period - 1) / *period);
 }
 
 std::optional<size_t> quota_cores(std::string_view proc_self_cgroup,

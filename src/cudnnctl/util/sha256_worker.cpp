@@ -14,7 +14,7 @@
 namespace cudnnctl::util {
 
 size_t default_chunk_hash_threads() {
-  return util::usable_cores() <= 6 ? 1 : 2;
+  return usable_cores() <= 6 ? 1 : 2;
 }
 
 Sha256Worker::Sha256Worker(size_t chunks, size_t chunk_size) : m_chunk_size(chunk_size) {
