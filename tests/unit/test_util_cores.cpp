@@ -21,6 +21,7 @@ TEST_CASE("a cgroup cpu.max text gives its cores, rounded up; no quota gives non
   CHECK_FALSE(cores_of_cpu_max("0 100000"));
   CHECK_FALSE(cores_of_cpu_max("x 100000"));
   CHECK_FALSE(cores_of_cpu_max("100000 0"));
+  CHECK_FALSE(cores_of_cpu_max("200000x 100000"));
 }
 
 TEST_CASE("usable cores follow the thread's CPU affinity", "[util][cores]") {
