@@ -177,6 +177,24 @@ TEST_CASE("hostile backup members and metadata are refused") {
       "{\"member\": \"a\", \"path\": \"lib/a\", \"kind\": \"file\", \"sha256\": \"" + sha +
       "\"}, {\"member\": \"b\", \"path\": \"lib/a\", \"kind\": \"file\", \"sha256\": \"" + sha +
       "\"}")));
+  // The label names module files and lands in Tcl and Lua (issue 34, F3).
+  auto with_label = [](const std::string& label) {
+    return "{\"format\": 1, \"kind\": \"generation\", \"version\": \"9.1.0.70\", \"label\": " +
+           label + ", \"cuda\": 12, \"platform\": \"linux-x86_64\", \"files\": []}";
+  };
+  CHECK(store::parse_backup_meta(with_label("\"9.1.0\"")));
+  for (const char* l :
+       {"\"9.1.0[exec touch /tmp/x]\"", "\"9\\\"; exec id; \\\"\"", "\"../../../../X/name\"",
+        "\"\"", "\"9.1.0\\nx\"", "\"$x\"", "\".hidden\"", "\"9 1\""}) {
+    auto m = store::parse_backup_meta(with_label(l));
+    CHECK_FALSE(m);
+    if (!m) {
+      CHECK(m.error().message.find("invalid label") != std::string::npos);
+    }
+  }
+  CHECK_FALSE(store::parse_backup_meta(
+      "{\"format\": 1, \"kind\": \"generation\", \"version\": \"9.1.0.70\", \"cuda\": 12,"
+      " \"platform\": \"linux-x86_64\", \"components\": [\"../x\"], \"files\": []}"));
 }
 
 TEST_CASE("backup file names choose the compression") {

@@ -17,6 +17,16 @@ constexpr const char* k_tcl_default = ".version";
 constexpr const char* k_lua_default = "default";
 constexpr const char* k_unsafe = "\"\\{}[]$`\n\r";
 
+// A module version names files (modulefiles/cudnn/V, V.lua) and is quoted in Tcl and Lua: plain
+// name characters only, so no value from a store entry or a backup can leave the directory or
+// run code (issue 34, F3).
+bool plain_word(const std::string& s) {
+  return !s.empty() && s.size() < 128 && s[0] != '.' && s[0] != '-' &&
+         s.find_first_not_of(
+             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-") ==
+             std::string::npos;
+}
+
 bool entry_has(const store::EntryInfo& e, const char* component) {
   return std::ranges::find(e.components, component) != e.components.end();
 }
@@ -194,6 +204,12 @@ Result<int> sync_modulefiles(const store::Layout& layout, const store::Config& c
       notes.warn("no module files for " + e.name + ": its path " +
                  layout.sys_entry_dir(e.name).string() +
                  " holds characters module files cannot quote (\" \\ { } [ ] $ `)");
+      continue;
+    }
+    if (!plain_word(module_version(e)) || !plain_word(e.version) || !plain_word(e.platform)) {
+      notes.warn("no module files for " + e.name +
+                 ": its version, label or platform holds characters other than letters, digits, "
+                 "'.', '_', '+' and '-'");
       continue;
     }
     auto [it, fresh] = chosen.try_emplace(module_version(e), &e);

@@ -2,14 +2,17 @@
 #include "ops/backup.hpp"
 
 #include "gates/recall.hpp"
+#include "gates/staged.hpp"
 #include "ops/recalls.hpp"
 #include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
+#include "util/trust.hpp"
 
 #include <algorithm>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace cudnnctl::ops {
 
@@ -63,10 +66,38 @@ std::string restored_name(const store::BackupMeta& m) {
 }
 
 // Step 3 of restore: the backup's files, hashed again while written, as a store entry.
+// The restored tree is checked as install checks an extracted one (issue 34, F4): the header
+// and the libraries must be of the version backup.json claims (a relabelled backup could
+// otherwise dodge a recall of what its files are), and the runtime probe loads them. A
+// generation backup is a store entry, so every gate applies; an adopt backup holds what was
+// found by hand (a set install would not accept), so its header only.
+Status validate_restored(Context& ctx, const fs::path& tree, const store::BackupMeta& meta,
+                         gates::Findings& findings) {
+  manifest::Selection sel;
+  sel.label = meta.label;
+  sel.version = meta.version;
+  sel.platform = meta.platform;
+  sel.cuda_major = meta.cuda;
+  std::vector<std::string> components =
+      meta.components.empty() ? store::default_components() : meta.components;
+  if (meta.kind == "adopt") {
+    if (std::ranges::find(components, "headers") == components.end()) {
+      return {};
+    }
+    components = {"headers"};
+  }
+  gates::Env env = gates_env(ctx);
+  return gates::validate_staged(env, tree, sel, components, findings);
+}
+
 Status import_backup(Context& ctx, txn::Transaction& tx, const fs::path& file,
-                     const store::BackupMeta& meta, const std::string& name) {
+                     const store::BackupMeta& meta, const std::string& name,
+                     gates::Findings& findings) {
   TRY_ASSIGN(txn::Staging staging, tx.stage());
   TRY_ASSIGN(auto files, store::extract_backup(file, meta, staging.path()));
+  TRY_CTX(validate_restored(ctx, staging.path(), meta, findings),
+          "backup " + file.string() + " does not hold cuDNN " + meta.version +
+              " as its backup.json says (nothing was changed)");
   store::EntryInfo info = store::new_entry_info(name, meta.version, meta.label, meta.cuda,
                                                 meta.platform, meta.components, "restored");
   info.files = std::move(files);
@@ -74,6 +105,34 @@ Status import_backup(Context& ctx, txn::Transaction& tx, const fs::path& file,
   TRY(tx.publish(std::move(staging)));
   ctx.action("imported " + file.string() + " as store entry " +
              ctx.layout().entry_dir(name).string());
+  return {};
+}
+
+// A backup's libraries are loaded by the runtime probe and put on every process's loader path:
+// as root, only a backup and list that root (or, under --user, the user) owns, in a directory
+// no one else can write, is used without --force (issue 34, F11).
+Status check_backup_owner(Context& ctx, const fs::path& file) {
+  const std::string force = " (restore acts as root on what it holds: copy it somewhere only root "
+                            "can write and chown it, or pass --force if you trust its author)";
+  if (ctx.opts().force) {
+    return {};
+  }
+  for (const fs::path& p : {file, fs::path(file.string() + ".sha256")}) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) { // what is read: a link's target
+      return fail_errno("cannot examine " + p.string(), errno);
+    }
+    if (std::string why = util::distrust_reason(st, ::geteuid()); !why.empty()) {
+      return fail(ErrorCode::environment,
+                  "refusing to restore " + file.string() + ": " + p.string() + " " + why + force);
+    }
+  }
+  auto dir = util::walk_trusted("/", file.parent_path(), "the backup's directory");
+  if (!dir) {
+    Error e = dir.error();
+    e.message += force;
+    return fail(e);
+  }
   return {};
 }
 
@@ -152,6 +211,7 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
                     ".sha256 beside it: a complete backup has both; copy the list along with it "
                     "(nothing was changed)");
   }
+  TRY(check_backup_owner(ctx, file));
   // Every checksum is checked before anything is written (not even the lock file).
   std::vector<std::string> warnings;
   TRY_ASSIGN(store::BackupMeta meta, store::verify_backup(file, warnings));
@@ -192,7 +252,7 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   auto intent = txn::Intent::build("restore", name, "restoring " + file.string());
   TRY_ASSIGN(auto tx, txn::Transaction::begin(held, ctx.site(), std::move(intent))); // 1
   if (!view.entry(name)) {
-    TRY(tx.step(import_backup(ctx, tx, file, meta, name))); // 2-6
+    TRY(tx.step(import_backup(ctx, tx, file, meta, name, out.findings))); // 2-6
   }
   gates::Demands checks; // the loader check; no smoke test
   checks.no_smoke = true;

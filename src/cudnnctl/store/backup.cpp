@@ -8,6 +8,7 @@
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -85,6 +86,28 @@ Result<BackupMeta> read_meta(archive::BackupReader& r, const std::string& file,
     *sums_out = sums_text;
   }
   return meta;
+}
+
+// A backup may not unpack to more than 32 times its own size (64 MiB at least): real libraries
+// compress a few times at most, while a few KB of zstd can declare a GiB of zeros. Checked on
+// the sizes backup.json declares (every member's size must equal its record) before any data
+// is read (issue 34: a 130 KB backup wrote 1 GiB into the store).
+Status check_expansion(const std::string& file, const BackupMeta& meta) {
+  struct stat st;
+  if (::stat(file.c_str(), &st) != 0) {
+    return fail_errno("cannot examine " + file, errno);
+  }
+  const uint64_t cap = std::max<uint64_t>(uint64_t{64} << 20, uint64_t(st.st_size) * 32);
+  uint64_t total = 0;
+  for (const auto& f : meta.files) {
+    total += f.kind == "file" ? f.size : 0;
+    if (total > cap) {
+      return bad(file, "its files add up to more than " + std::to_string(cap) +
+                           " bytes, 32 times the backup's size (" + std::to_string(st.st_size) +
+                           " bytes): not a backup cudnnctl wrote");
+    }
+  }
+  return {};
 }
 
 } // namespace
@@ -177,6 +200,18 @@ Result<BackupMeta> parse_backup_meta(std::string_view text) {
   if (!safe_word(m.version) || !safe_word(m.platform) || m.cuda < 0 || m.cuda > 99) {
     return invalid("invalid version, platform or CUDA major");
   }
+  // The label names module files (modulefiles/cudnn/LABEL-cudaN) and lands in Tcl and Lua
+  // text: a bracket, quote or slash in it would run code or write outside the prefix (issue 34,
+  // F3).
+  if (!safe_word(m.label)) {
+    return invalid("invalid label " + archive::in_quotes(m.label) +
+                   " (letters, digits, '.', '_' and '-' only, as a release label)");
+  }
+  for (const auto& c : m.components) {
+    if (c != "headers" && c != "runtime" && c != "static") {
+      return invalid("unknown component " + archive::in_quotes(c));
+    }
+  }
   std::map<std::string, int> members, paths;
   for (const auto& f : m.files) {
     if (f.kind != "file" && f.kind != "symlink" && f.kind != "dir") {
@@ -267,6 +302,7 @@ Result<BackupMeta> verify_backup(const fs::path& file, std::vector<std::string>&
   TRY_ASSIGN(archive::BackupReader r, archive::BackupReader::open(file));
   std::string sums;
   TRY_ASSIGN(BackupMeta meta, read_meta(r, name, &sums));
+  TRY(check_expansion(name, meta));
   std::map<std::string, const BackupFile*> expected;
   for (const auto& f : meta.files) {
     expected[f.member] = &f;
@@ -336,6 +372,7 @@ Result<std::vector<FileRecord>> extract_backup(const fs::path& file, const Backu
   const std::string name = file.string();
   TRY_ASSIGN(archive::BackupReader r, archive::BackupReader::open(file));
   TRY_ASSIGN(BackupMeta meta, read_meta(r, name, nullptr));
+  TRY(check_expansion(name, meta));
   if (backup_meta_json(meta) != backup_meta_json(expected)) {
     return bad(name, "changed since it was verified");
   }
@@ -385,6 +422,9 @@ Result<std::vector<FileRecord>> extract_backup(const fs::path& file, const Backu
       TRY(dest.make_symlink(parts, t, &ts, f.path));
       out.push_back(FileRecord{f.path, "symlink", 0, 0777, "", t});
       continue;
+    }
+    if (m->kind != archive::Member::Kind::file || m->size != f.size) {
+      return bad(name, "member " + archive::in_quotes(m->name) + " changed since it was verified");
     }
     uint32_t mode = archive::written_mode(f.mode, archive::EntryKind::file);
     TRY_ASSIGN(util::Fd fd, dest.create_file(parts, mode, f.path));
