@@ -207,7 +207,17 @@ TEST_CASE("check_trusted_file and check_trusted_children", "[util][trust]") {
   ::chmod((root / "etc/cudnnctl/config.toml").c_str(), 0644);
   // A link is followed inside the root and its target judged.
   REQUIRE(write_file_atomic(root / "srv/real.toml", "x", 0666));
-  fs::create_symlink("/srv/real.toml", root / "etc/cudnnctl/pins.d/a.sha256");
+  // An absolute target leads elsewhere on the host than inside the root: what a reader
+  // opens would not be what was judged (issue 34, F5).
+  ::chmod((root / "srv/real.toml").c_str(), 0644);
+  fs::create_symlink("/srv/real.toml", root / "etc/cudnnctl/pins.d/abs.sha256");
+  auto abs = check_trusted_file(root, "/etc/cudnnctl/pins.d/abs.sha256", "the pins");
+  REQUIRE_FALSE(abs);
+  CHECK_THAT(abs.error().message, Catch::Contains("on this host it leads to nothing, inside the "
+                                                  "root to another file"));
+  fs::remove(root / "etc/cudnnctl/pins.d/abs.sha256");
+  ::chmod((root / "srv/real.toml").c_str(), 0666);
+  fs::create_symlink("../../../srv/real.toml", root / "etc/cudnnctl/pins.d/a.sha256");
   auto via = check_trusted_file(root, "/etc/cudnnctl/pins.d/a.sha256", "the pins");
   REQUIRE_FALSE(via);
   CHECK_THAT(via.error().message, Catch::Contains((root / "srv/real.toml").string()));

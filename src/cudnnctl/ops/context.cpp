@@ -81,8 +81,13 @@ Result<Context> make_context(const GlobalOptions& options) {
     default_prefix = u.prefix.string();
   }
   TRY_ASSIGN(Config config, store::load_config(options.root, dirs.config));
+  // A prefix from config.toml is named by its line, not as a flag the user never gave.
+  std::string shown;
+  if (!options.prefix && config.prefix) {
+    shown = config.prefix_source + ": prefix " + *config.prefix;
+  }
   Context ctx(options, std::move(config), dirs, default_prefix);
-  TRY(check_prefix_placement(ctx.layout()));
+  TRY(check_prefix_placement(ctx.layout(), shown));
   return ctx;
 }
 

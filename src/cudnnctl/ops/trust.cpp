@@ -40,10 +40,11 @@ bool exists_at(const std::filesystem::path& p) {
 
 } // namespace
 
-Status check_prefix_placement(const store::Layout& layout) {
+Status check_prefix_placement(const store::Layout& layout, const std::string& shown_as) {
   namespace fs = std::filesystem;
   const fs::path prefix = layout.prefix_dir().lexically_normal();
-  const std::string shown = "--prefix " + layout.sys_prefix().string();
+  const std::string shown =
+      shown_as.empty() ? "--prefix " + layout.sys_prefix().string() : shown_as;
   auto refuse = [&](const std::string& why) {
     return fail(ErrorCode::usage,
                 shown + " " + why + ": choose a directory of its own (default /opt/cudnn)");

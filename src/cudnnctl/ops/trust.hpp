@@ -20,6 +20,9 @@ namespace cudnnctl::ops {
 // itself, the state, cache or config directory (inside one of them, or holding one), or a
 // place inside another prefix (its store entries, generations, or the prefix directory)
 // under the same root. Compared by host paths resolved inside the root.
-[[nodiscard]] Status check_prefix_placement(const store::Layout& layout);
+// `shown` names where the prefix came from in the refusal ("--prefix /x", or
+// "prefix /x (/etc/cudnnctl/config.toml:3)"); empty: "--prefix <prefix>".
+[[nodiscard]] Status check_prefix_placement(const store::Layout& layout,
+                                            const std::string& shown = "");
 
 } // namespace cudnnctl::ops

@@ -90,9 +90,14 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       }
       if (key == "prefix") {
         c.prefix = *s;
+        c.prefix_source = std::string(source) + ":" + std::to_string(e.line);
       } else if (key == "cuda_home") {
         c.cuda_home = *s;
       } else if (key == "platform") {
+        // Checked here, so every command (status too) refuses it, naming the line (issue 34).
+        if (*s != "linux-x86_64" && *s != "linux-sbsa" && *s != "linux-aarch64") {
+          return type_error("one of linux-x86_64, linux-sbsa, linux-aarch64");
+        }
         c.platform = *s;
       } else {
         c.cacert = *s;
@@ -145,20 +150,37 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
 }
 
 Status check_config_trust(const fs::path& root, const fs::path& config_dir) {
-  TRY_ASSIGN(util::TrustedDir etc,
-             util::walk_trusted(root, config_dir, "the configuration directory"));
-  if (!etc.complete) {
-    return {};
+  // config_dir holds config.toml and pins.d; keys.d, recalls.d and compat.d are read from
+  // /etc/cudnnctl in every mode, --user included (issue 34, F9, F10).
+  struct Place {
+    fs::path dir;
+    bool config;
+    std::vector<const char*> subs;
+  };
+  std::vector<Place> places{{config_dir, true, {"pins.d", "keys.d", "recalls.d", "compat.d"}}};
+  const fs::path site = "/etc/cudnnctl";
+  if (config_dir.lexically_normal() != site) {
+    places.push_back({site, false, {"keys.d", "recalls.d", "compat.d"}});
   }
-  TRY(util::check_trusted_file(root, config_dir / "config.toml", "the config"));
-  for (const char* sub : {"pins.d", "keys.d", "recalls.d"}) {
-    const fs::path sys = config_dir / sub;
-    TRY_ASSIGN(util::TrustedDir dir, util::walk_trusted(root, sys, "the configuration directory"));
-    if (!dir.complete) {
+  for (const auto& place : places) {
+    util::TrustedDir etc;
+    TRY(util::check_trusted_dir(root, place.dir, "the configuration directory", &etc));
+    if (!etc.complete) {
       continue;
     }
-    for (const auto& name : util::dir_names(dir.path)) {
-      TRY(util::check_trusted_file(root, sys / name, "the configuration file"));
+    if (place.config) {
+      TRY(util::check_trusted_file(root, place.dir / "config.toml", "the config"));
+    }
+    for (const char* sub : place.subs) {
+      const fs::path sys = place.dir / sub;
+      util::TrustedDir dir;
+      TRY(util::check_trusted_dir(root, sys, "the configuration directory", &dir));
+      if (!dir.complete) {
+        continue;
+      }
+      for (const auto& name : util::dir_names(dir.path)) {
+        TRY(util::check_trusted_file(root, sys / name, "the configuration file"));
+      }
     }
   }
   return {};

@@ -19,6 +19,7 @@ namespace cudnnctl::store {
 struct Config {
   std::vector<std::string> mirrors;
   std::optional<std::string> prefix;
+  std::string prefix_source; // "<config.toml>:LINE" where `prefix` was set, for its errors
   // The default toolkit: its CUDA major picks builds (--cuda default, the loader's choice
   // between builds of one cuDNN major).
   std::string cuda_home = "/usr/local/cuda";
@@ -54,9 +55,11 @@ struct Config {
 [[nodiscard]] Result<Config> parse_config(std::string_view text, std::string_view source);
 
 // Refuses what configures cudnnctl under `root` when others could have written it:
-// /etc/cudnnctl, config.toml and every file in pins.d/, keys.d/ and recalls.d/ (each owned by
-// root or us, writable by nobody else, a regular file; the rules of txn::check_ownership).
-// Missing ones are fine. Error: ErrorCode::environment.
+// `config_dir`, config.toml and every file in pins.d/, keys.d/, recalls.d/ and compat.d/, and
+// under --user also /etc/cudnnctl's keys.d/, recalls.d/ and compat.d/, which every mode reads
+// (each owned by root or us, writable by nobody else, a regular file; the rules of
+// txn::check_ownership). What the host path reaches must be what the walk inside the root
+// judged (util::check_trusted_file). Missing ones are fine. Error: ErrorCode::environment.
 // `config_dir`: /etc/cudnnctl, or the user's under --user (store/user_dirs.hpp).
 [[nodiscard]] Status check_config_trust(const std::filesystem::path& root,
                                         const std::filesystem::path& config_dir = "/etc/cudnnctl");

@@ -218,6 +218,40 @@ fs::path host_root_of(const fs::path& root) {
   return root.empty() ? fs::path("/") : fs::absolute(root).lexically_normal();
 }
 
+// What a plain open() of the host path under_root(root, sys_path) reaches must be what the walk
+// inside the root found (`found`: its stat, or nullptr for nothing). They differ when a symlink
+// has an absolute target or climbs above the root: the walk takes it inside the root, the
+// kernel on the host, so a check of one and a read of the other would trust a file nobody
+// checked (issue 34, F5).
+Status check_host_agrees(const fs::path& root, const fs::path& sys_path, const struct stat* found,
+                         std::string_view what) {
+  const fs::path host_root = host_root_of(root);
+  if (host_root == "/") {
+    return {}; // the walk resolves exactly as the kernel does
+  }
+  const fs::path host = under_root(host_root, sys_path);
+  struct stat st;
+  const bool there = ::stat(host.c_str(), &st) == 0;
+  if (!there && errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
+    return fail_errno("cannot examine " + host.string(), errno);
+  }
+  if (!there && !found) {
+    return {};
+  }
+  if (there && found && st.st_dev == found->st_dev && st.st_ino == found->st_ino) {
+    return {};
+  }
+  std::error_code ec;
+  fs::path real = there ? fs::canonical(host, ec) : fs::path();
+  std::string on_host = !there ? "nothing" : ec ? "a different file" : real.string();
+  return fail(ErrorCode::environment,
+              "refusing to use " + std::string(what) + " " + host.string() + ": on this host it " +
+                  "leads to " + on_host + ", inside the root to " +
+                  (found ? "another file" : "nothing") +
+                  " (a symlink with an absolute target or one climbing out of the root; make it a "
+                  "relative link inside the root, or put the file itself there)");
+}
+
 } // namespace
 
 std::string describe_uid(uid_t uid) {
@@ -297,13 +331,13 @@ Status check_trusted_file(const fs::path& root, const fs::path& sys_path, std::s
   for (int links = 0;; ++links) {
     TRY_ASSIGN(TrustedDir dir, walk_trusted(root, file.parent_path(), what, Missing::stop));
     if (!dir.complete) {
-      return {};
+      return check_host_agrees(root, sys_path, nullptr, what);
     }
     const fs::path shown = dir.path / file.filename();
     struct stat st;
     if (::fstatat(dir.fd.get(), file.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) {
-        return {};
+        return check_host_agrees(root, sys_path, nullptr, what);
       }
       return fail_errno("cannot examine " + shown.string(), errno);
     }
@@ -338,8 +372,22 @@ Status check_trusted_file(const fs::path& root, const fs::path& sys_path, std::s
     if (!S_ISREG(st.st_mode)) {
       return refuse("is not a regular file");
     }
-    return {};
+    return check_host_agrees(root, sys_path, &st, what);
   }
+}
+
+Status check_trusted_dir(const fs::path& root, const fs::path& sys_path, std::string_view what,
+                         TrustedDir* out) {
+  TRY_ASSIGN(TrustedDir dir, walk_trusted(root, sys_path, what, Missing::stop));
+  struct stat st;
+  if (dir.complete && ::fstat(dir.fd.get(), &st) != 0) {
+    return fail_errno("cannot examine " + dir.path.string(), errno);
+  }
+  TRY(check_host_agrees(root, sys_path, dir.complete ? &st : nullptr, what));
+  if (out) {
+    *out = std::move(dir);
+  }
+  return {};
 }
 
 } // namespace cudnnctl::util

@@ -56,10 +56,21 @@ std::string distrust_reason(const struct stat& st, uid_t euid);
 
 // walk_trusted() for the directory of the file `sys_path`, then the file itself: a regular
 // file (a symlink owned by root or us is followed, inside `root`, and its target judged) owned
-// by root or the effective user and writable by nobody else. A missing file is fine. Errors as
-// for walk_trusted(); a file that is not a regular file: ErrorCode::environment.
+// by root or the effective user and writable by nobody else. A missing file is fine. What a
+// plain open() of the host path reaches must be that same file, or nothing when it is missing
+// (see check_trusted_dir()). Errors as for walk_trusted(); a file that is not a regular file:
+// ErrorCode::environment.
 [[nodiscard]] Status check_trusted_file(const fs::path& root, const fs::path& sys_path,
                                         std::string_view what);
+
+// walk_trusted() of the directory `sys_path` (Missing::stop), and the host path under `root`
+// as a plain open() resolves it must reach the same directory (or, like the walk, nothing):
+// check_trusted_file() checks the same for a file. A symlink with an absolute target or one
+// climbing above the root leads elsewhere on the host than inside it: ErrorCode::environment
+// ("refusing to use <what> <path>: on this host it leads to ..., inside the root to ...").
+// `out`, when given, gets the walk's result.
+[[nodiscard]] Status check_trusted_dir(const fs::path& root, const fs::path& sys_path,
+                                       std::string_view what, TrustedDir* out = nullptr);
 
 // Every name directly in the directory `dir` (a complete walk_trusted() result) is judged with
 // distrust_reason() (lstat: a symlink by its owner only). For a store or generations directory,

@@ -153,6 +153,11 @@ config_case "negative lock_timeout" 'lock_timeout = -1'
 config_case "relative prefix" 'prefix = "opt/cudnn"'
 config_case "cuda out of range" 'cuda = 100'
 config_case "duplicate key" $'cuda = 12\ncuda = 11'
+config_case "unknown platform (issue 34: refused at load, status too)" $'cuda = 12\nplatform = "windows-x86_64"'
+expect_error "config.toml:2: platform must be one of linux-x86_64, linux-sbsa, linux-aarch64"
+config_case "prefix = / (issue 34: named by its config line, not as a flag)" $'\nprefix = "/"'
+expect_error "config.toml:2: prefix / is the root of the system"
+expect_json '"--prefix" in d["error"]["message"]' false
 # --- flags ---------------------------------------------------------------------------------
 bad "$R2" "unknown flag" --frobnicate status
 bad "$R2" "unknown subcommand flag" install 9.1.0 --frobnicate
