@@ -30,7 +30,7 @@ fs::path list_path(const fs::path& root, const std::string& name) {
   return root / "etc/cudnnctl/recalls.d" / (name + ".json");
 }
 
-const char* const k_list = R"({"schema": 1, "recalls": [
+const char* const k_list = R"({"schema": 1, "expires": "2099-12-31", "recalls": [
   {"version": "9.10.0.56", "reason": "segfault in CI", "url": "https://github.com/pytorch/pytorch/pull/168378"},
   {"version": "9.5.1", "cuda": "12", "reason": "XLA autotune failures"}
 ]})";
@@ -190,6 +190,18 @@ TEST_CASE("recall: expired and malformed lists", "[recall]") {
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::integrity);
   }
+  SECTION("no expires: applied, but refused under require_signed_recalls (issue 34, F8)") {
+    put("forever", R"({"schema": 1, "recalls": [{"version": "9.10.0", "reason": "bad"}]})");
+    auto set = recall::load_recalls(root, lenient());
+    REQUIRE(set);
+    CHECK(set->lists()[0].state == recall::ListState::valid);
+    CHECK(set->find_recall("9.10.0.56", 12));
+    auto refused = recall::load_recalls(root, strict());
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::integrity);
+    CHECK_THAT(refused.error().message, Catch::Contains("has no \"expires\" date"));
+    CHECK_THAT(refused.error().message, Catch::Contains("require_signed_recalls"));
+  }
   SECTION("malformed but signed: ignored, or a usage error under the policy") {
     const char* bad[] = {
         "{\"schema\": 1, \"recalls\": [",
@@ -223,7 +235,7 @@ TEST_CASE("recall: expired and malformed lists", "[recall]") {
     }
   }
   SECTION("a range, as pip writes one, recalls every build in it") {
-    put("range", R"({"schema": 1, "recalls": [
+    put("range", R"({"schema": 1, "expires": "2099-12-31", "recalls": [
                       {"version": ">=9.5.0,<9.6", "cuda": "12", "reason": "XLA autotune"},
                       {"version": "==9.10.*", "reason": "segfault"}]})");
     auto set = recall::load_recalls(root, strict());
@@ -238,7 +250,8 @@ TEST_CASE("recall: expired and malformed lists", "[recall]") {
     CHECK_FALSE(set->find_recall("9.11.0.98", 13));
   }
   SECTION("a CUDA major given as a number is accepted") {
-    put("num", R"({"schema": 1, "recalls": [{"version": "9.5.1", "cuda": 12, "reason": "x"}]})");
+    put("num",
+        R"({"schema": 1, "expires": "2099-12-31", "recalls": [{"version": "9.5.1", "cuda": 12, "reason": "x"}]})");
     auto set = recall::load_recalls(root, strict());
     REQUIRE(set);
     CHECK(set->find_recall("9.5.1.17", 12));

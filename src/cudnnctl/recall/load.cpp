@@ -129,6 +129,15 @@ struct ListJudge {
       std::string why = parsed.error().message.substr(st.path.size() + 2);
       return reject(ListState::malformed, "signed but malformed: " + why, ErrorCode::usage);
     }
+    // Strict mode trusts a list only for a bounded time: one without "expires" could be
+    // replayed forever (issue 34, F8).
+    if (!st.expires && policy.require_signed) {
+      return fail(ErrorCode::integrity,
+                  "recall list " + st.path +
+                      " has no \"expires\" date: a strict host trusts a signed list only until "
+                      "it expires (add \"expires\": \"YYYY-MM-DD\" and sign it again)" +
+                      strict_hint);
+    }
     if (st.expires && !policy.today.empty() && policy.today > *st.expires) {
       if (policy.require_signed) {
         return fail(ErrorCode::integrity, "recall list " + st.path + " expired on " + *st.expires +

@@ -16,7 +16,8 @@
 //     signed but malformed list);
 //   - an expired list (today, UTC, after "expires") still applies its recalls, which are
 //     genuine statements of the signer, with a warning that newer ones may be missing; under
-//     require_signed_recalls it is refused (ErrorCode::integrity).
+//     require_signed_recalls it is refused (ErrorCode::integrity), and so is a signed list
+//     without "expires" (it could be replayed forever).
 //
 // Wiring (for the commands that act on recalls): install/use call load_recalls() and refuse
 // set.find_recall(full_version, cuda) with ErrorCode::requirement (exit 7; --force

@@ -193,6 +193,19 @@ strict "$R"
 expect_exit 4 ci "$R" --json --dry-run install 9.14.0
 expect_error "expired on 2000-01-01"
 
+TEST "a signed list without expires applies; refused (exit 4) under require_signed_recalls (issue 34, F8)"
+R=$(recall_root)
+L=$R/etc/cudnnctl/recalls.d/site.json
+printf '%s\n' "${LIST/\"expires\": \"2099-12-31\", /}" >"$L"
+! grep -q expires "$L" || fail "the list still has expires: $(cat "$L")"
+sign site "$L"
+expect_exit 7 ci "$R" --json --dry-run install 9.14.0
+expect_error "is recalled: $REASON"
+strict "$R"
+expect_exit 4 ci "$R" --json --dry-run install 9.14.0
+expect_json 'd["error"]["code"]' integrity
+expect_error "has no \"expires\" date"
+
 TEST "a malformed list: warned and ignored; refused (exit 2) under require_signed_recalls"
 R=$(recall_root)
 L=$R/etc/cudnnctl/recalls.d/site.json
