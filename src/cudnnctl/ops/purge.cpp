@@ -11,6 +11,7 @@
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 namespace cudnnctl::ops {
@@ -20,6 +21,19 @@ namespace {
 // The hidden name a directory is renamed to before it is deleted: readers (list, status,
 // install) no longer see it, and a purge run again after a crash finds and deletes it.
 constexpr const char* k_purging = ".purging-";
+
+// What lies in the state directory's backups/ that cudnnctl did not write for itself: the
+// user's `cudnnctl backup` exports (their default place) and anything else put there. Purge
+// keeps and names them (issue 34, F12); adopt's own backups ("adopt-...") and temporaries go.
+std::vector<std::string> kept_backups(const store::Layout& layout) {
+  std::vector<std::string> out;
+  for (const auto& name : util::dir_names(layout.backups_dir())) {
+    if (!name.starts_with("adopt-") && !util::is_tmp_name(name)) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
 
 // What purge would delete, read-only, in the order it deletes it; `view` is the store.
 void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
@@ -76,8 +90,28 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
         util::tree_bytes(hidden));
   };
   add_dir("/var/cache/cudnnctl", layout.cache_dir(), "download cache");
-  add_dir("/var/lib/cudnnctl", layout.state_dir(),
-          "state: lock, journal, history, adopted originals' record and backups");
+  const auto exports = kept_backups(layout);
+  if (exports.empty()) {
+    add_dir("/var/lib/cudnnctl", layout.state_dir(),
+            "state: lock, journal, history, adopted originals' record and backups");
+  } else {
+    const fs::path sys_backups = layout.own_dirs().state / "backups";
+    uint64_t kept_bytes = 0;
+    for (const auto& name : exports) {
+      kept_bytes += util::tree_bytes(layout.backups_dir() / name);
+      out.kept.push_back((sys_backups / name).string() +
+                         ": a `cudnnctl backup` export or a file cudnnctl did not write: kept "
+                         "(delete it yourself when it is not needed)");
+    }
+    uint64_t all = util::tree_bytes(layout.state_dir());
+    add_dir("/var/lib/cudnnctl", layout.state_dir(),
+            "state: lock, journal, history, adopted originals' record and adopt's backups (the "
+            "directory and backups/ stay for the files kept)");
+    out.bytes -= std::min(out.bytes, kept_bytes);
+    if (!out.removed.empty() && out.removed.back().path == "/var/lib/cudnnctl") {
+      out.removed.back().bytes = all - std::min(all, kept_bytes);
+    }
+  }
   if (util::exists_nofollow(layout.host_dir("/etc/cudnnctl"))) {
     out.kept.push_back("/etc/cudnnctl: the configuration (config.toml, pins.d, keys.d, "
                        "recalls.d) is yours: cudnnctl never writes it");
@@ -198,7 +232,23 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
   TRY(util::hook("mid-purge-state"));
   // The state directory last: it holds the lock (held until this process exits; a command
   // that starts now creates a fresh one) and the journal that would finish a deactivation.
-  TRY(delete_dir(layout.state_dir()));
+  if (auto exports = kept_backups(layout); exports.empty()) {
+    TRY(delete_dir(layout.state_dir()));
+  } else {
+    // The user's exports stay where `cudnnctl backup` put them; everything else goes.
+    for (const auto& name : util::dir_names(layout.state_dir())) {
+      if (name != "backups") {
+        TRY(util::remove_tree(layout.state_dir() / name));
+      }
+    }
+    for (const auto& name : util::dir_names(layout.backups_dir())) {
+      if (std::ranges::find(exports, name) == exports.end()) {
+        TRY(util::remove_tree(layout.backups_dir() / name));
+      }
+    }
+    TRY(util::fsync_dir(layout.backups_dir()));
+    TRY(util::fsync_dir(layout.state_dir()));
+  }
   for (const auto& item : out.removed) {
     ctx.action("removed " + item.path);
   }

@@ -214,6 +214,26 @@ expect_json 'any(k.startswith("/opt/cudnn/NOTES.txt:") for k in d["data"]["kept"
 expect_eq "$(cd "$R" && find opt var etc/ld.so.conf.d -path var/cache/ldconfig -prune -o -print | sort | tr '\n' ' ')" \
   "etc/ld.so.conf.d opt opt/cudnn opt/cudnn/NOTES.txt var var/cache var/lib " "what is left"
 
+TEST "issue 34 F12: purge keeps and names the user's backup exports and others' files in backups/"
+R=$(cr_copy two purge3)
+expect_exit 0 ctl "$R" --json backup
+EXPORT=$(json_get 'd["data"]["backup"]')
+EXPORT=${EXPORT#"$R"}
+expect_file "$R$EXPORT"
+echo notes >"$R/var/lib/cudnnctl/backups/README.mine"
+expect_exit 0 ctl "$R" --json --dry-run purge
+expect_json "any(k.startswith('$EXPORT:') for k in d['data']['kept'])" true
+expect_exit 0 ctl "$R" --json purge --yes
+expect_json "any(k.startswith('$EXPORT:') and 'cudnnctl backup' in k for k in d['data']['kept'])" true
+expect_json "any(k.startswith('/var/lib/cudnnctl/backups/README.mine:') for k in d['data']['kept'])" true
+expect_file "$R$EXPORT"
+expect_file "$R$EXPORT.sha256"
+expect_file "$R/var/lib/cudnnctl/backups/README.mine"
+expect_eq "$(ls -A "$R/var/lib/cudnnctl" | tr '\n' ' ')" "backups " "what is left of the state directory"
+expect_no_file "$R/opt/cudnn/store"
+# The export still restores after the purge.
+expect_exit 0 ctl "$R" restore "$R$EXPORT"
+
 # ---- obs 5: the cache policy ---------------------------------------------------------------
 
 # cache_files ROOT: the files in ROOT's download cache, one a line ("" when none).
