@@ -4,9 +4,11 @@
 #include "util/fs.hpp"
 
 #include <arpa/inet.h>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace cudnnctl;
@@ -109,4 +111,55 @@ TEST_CASE("retries back off with the injected sleep and random source", "[fetch]
   CHECK(got.error().message.find("(after 4 tries)") != std::string::npos);
   // Per mirror: retries 1..3 -> d = 100, 200, 300 (capped) -> 50, 100, 150.
   CHECK(slept == std::vector<long>{50, 100, 150, 50, 100, 150});
+}
+
+TEST_CASE("a small document that trickles is given up at the default deadline", "[fetch][first]") {
+  // issue 34, F17: a mirror sending 20 bytes/s (above a low-speed limit of 1) of a document
+  // announced as 100 000 bytes; without a deadline of its own the fetch gets 120 s at most
+  // (here CUDNNCTL_TEST_MANIFEST_DEADLINE=2), not the time max_size takes at that rate.
+  int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(lfd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(lfd, 4) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const std::string base = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    int c = ::accept(lfd, nullptr, nullptr);
+    if (c < 0) {
+      return;
+    }
+    char buf[4096];
+    (void)::recv(c, buf, sizeof buf, 0);
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{";
+    (void)::send(c, head.data(), head.size(), MSG_NOSIGNAL);
+    // 20 s at most, so a build without the deadline fails this test instead of hanging it.
+    for (int i = 0; i < 400 && !stop; ++i) {
+      if (::send(c, " ", 1, MSG_NOSIGNAL) != 1) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::close(c);
+  });
+  ::setenv("CUDNNCTL_TEST_MANIFEST_DEADLINE", "2", 1);
+  Options options;
+  options.low_speed_limit = 1;
+  options.sleep = [](std::chrono::milliseconds) {};
+  CHECK(options.url_deadline.count() == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto got = fetch_first({base}, "redistrib_9.1.0.json", 4u << 20, options, nullptr);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ::unsetenv("CUDNNCTL_TEST_MANIFEST_DEADLINE");
+  stop = true;
+  server.join();
+  ::close(lfd);
+  REQUIRE_FALSE(got);
+  CHECK(got.error().code == ErrorCode::network);
+  CHECK(got.error().message.find("redistrib_9.1.0.json") != std::string::npos);
+  CHECK(took < std::chrono::seconds(10)); // without the deadline: 20 s, when the server quits
 }

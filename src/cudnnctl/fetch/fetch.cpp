@@ -6,6 +6,7 @@
 #include "fetch/curl_handle.hpp"
 #include "fetch/transfer.hpp"
 
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 
@@ -20,10 +21,28 @@ void global_init() {
   });
 }
 
+std::chrono::seconds small_document_deadline() {
+  if (const char* t = std::getenv("CUDNNCTL_TEST_MANIFEST_DEADLINE"); t && *t) {
+    char* end = nullptr;
+    long n = std::strtol(t, &end, 10);
+    if (end && *end == '\0' && n >= 1 && n <= 3600) {
+      return std::chrono::seconds(n);
+    }
+  }
+  return std::chrono::seconds(120);
+}
+
 Result<Fetched>
 fetch_first(const std::vector<std::string>& bases, std::string_view filename, size_t max_size,
-            const Options& options,
+            const Options& given,
             const std::function<Status(const std::string& bytes, const std::string& url)>& accept) {
+  // Every small document (manifest, listing, sidecar, recall list) gets a total deadline per
+  // URL: a mirror trickling bytes just above the low-speed limit would otherwise hold the
+  // command for as long as max_size takes at that rate (issue 34, F17; issue 14, B18).
+  Options options = given;
+  if (options.url_deadline.count() == 0) {
+    options.url_deadline = small_document_deadline();
+  }
   if (bases.empty()) {
     return fail(ErrorCode::usage, "no mirror to download " + std::string(filename) + " from");
   }

@@ -37,7 +37,8 @@ struct Options {
   int max_redirects = 5;                   // redirects only to http(s); https -> http refused
   // The most one URL may take, every attempt and backoff included (0 = no limit). For small
   // files (manifests): a mirror that trickles bytes just above low_speed_limit would
-  // otherwise hold the command for as long as max_size takes at that rate.
+  // otherwise hold the command for as long as max_size takes at that rate. fetch_first
+  // replaces 0 with small_document_deadline().
   std::chrono::seconds url_deadline{0};
   // CURLOPT_TIMEOUT_MS of one attempt (0 = none); set per attempt from url_deadline.
   std::chrono::milliseconds attempt_timeout{0};
@@ -68,6 +69,10 @@ struct Fetched {
   std::string bytes;
   std::string url; // the URL that answered
 };
+
+// The total deadline per URL of a small document when Options::url_deadline is 0: 120 s, or
+// the test knob CUDNNCTL_TEST_MANIFEST_DEADLINE=<seconds> (1 to 3600).
+std::chrono::seconds small_document_deadline();
 
 // Fetches `filename` (e.g. "redistrib_9.2.0.json") from each base in order, at most
 // `max_size` bytes. `accept(bytes, url)` may reject a body (e.g. a pin mismatch): that
