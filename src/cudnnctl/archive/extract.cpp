@@ -216,6 +216,9 @@ Status Extractor::handle(archive_entry* entry) {
     TRY(m_tree.make_symlink(path, out.target,
                             archive_entry_mtime_is_set(entry) != 0 ? &mtime : nullptr, name));
     TRY(m_reader.skip_data());
+    if (m_options.link_done) {
+      m_options.link_done();
+    }
     break;
   case EntryKind::hardlink: {
     TRY(collect_written()); // the target's digest

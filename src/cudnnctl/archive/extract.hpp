@@ -96,6 +96,8 @@ struct ExtractOptions {
   // thread, several at once: it must be thread-safe, and quick. Every call has returned
   // before extract() does.
   std::function<void(const Entry& file)> file_done;
+  // Called on the extracting thread once a symlink is on disk (null: not called).
+  std::function<void()> link_done;
   // Cap on the number of entries (0 = no cap): bounds the memory spent on bookkeeping.
   uint64_t max_entries = 1'000'000;
   // background: files are written and hashed by other threads (8 MiB of buffers), which

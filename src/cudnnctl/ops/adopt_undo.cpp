@@ -104,12 +104,37 @@ std::optional<fs::path> entry_source(const store::Layout& layout, const AdoptedR
   return p;
 }
 
+// Puts the entry's copy `src` of an original back at `host` through a hard link: a new name for
+// the same inode, which needs no data blocks, so it works on a full disk. Only for an entry
+// that is deleted next (the inode's owner and mode become the original's). False when the
+// filesystems differ or the link cannot be made: the caller copies instead.
+bool link_back(const fs::path& src, const fs::path& host, const AdoptedRecord& r) {
+  fs::path tmp =
+      host.parent_path() / ("." + host.filename().string() + ".tmp." + util::random_hex(6));
+  if (::link(src.c_str(), tmp.c_str()) != 0) {
+    return false;
+  }
+  if (::geteuid() == 0) {
+    (void)::lchown(tmp.c_str(), r.uid, r.gid);
+  }
+  (void)::chmod(tmp.c_str(), r.mode & 07777);
+  timespec times[2] = {{r.mtime, 0}, {r.mtime, 0}};
+  (void)::utimensat(AT_FDCWD, tmp.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  if (!util::rename_durable(tmp, host)) {
+    (void)::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
 std::string member_of(const AdoptedRecord& r) {
   return fs::path(r.path).relative_path().string();
 }
 
 // Puts every adopted original back at its path (idempotent). Returns how many were written.
-Result<int> put_back_originals(const txn::Site& site, const integrate::HomeState& state) {
+// `disposable`: the entries are deleted next (link_back may share their files' inodes).
+Result<int> put_back_originals(const txn::Site& site, const integrate::HomeState& state,
+                               bool disposable = false) {
   const auto& layout = site.layout;
   std::map<std::string, std::set<std::string>> from_backup;
   std::map<std::string, const AdoptedRecord*> by_member;
@@ -144,6 +169,10 @@ Result<int> put_back_originals(const txn::Site& site, const integrate::HomeState
       continue;
     }
     if (auto src = entry_source(layout, *r)) {
+      if (disposable && link_back(*src, host, *r)) {
+        ++written;
+        continue;
+      }
       TRY(put_file(host, *r, [&](int fd) { return copy_hashed(*src, fd); }));
       ++written;
       continue;
@@ -184,6 +213,24 @@ txn::ReleaseStep adopted_release_step() {
   step.forget = [](const txn::Site& site) -> Status {
     TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(site.layout));
     state.adopted.clear();
+    return integrate::write_home_state(site.layout, state);
+  };
+  step.undo_adopt = [](const txn::Site& site, const std::string& entry, bool disposable) -> Status {
+    TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(site.layout));
+    integrate::HomeState mine;
+    for (const auto& r : state.adopted) {
+      if (r.entry == entry) {
+        mine.adopted.push_back(r);
+      }
+    }
+    if (mine.adopted.empty()) {
+      return {};
+    }
+    TRY_ASSIGN(int written, put_back_originals(site, mine, disposable));
+    if (written > 0) {
+      site.notes.action("put " + std::to_string(written) + " adopted originals back in place");
+    }
+    std::erase_if(state.adopted, [&](const AdoptedRecord& r) { return r.entry == entry; });
     return integrate::write_home_state(site.layout, state);
   };
   return step;

@@ -7,6 +7,7 @@
 #include "elf/elf.hpp"
 
 #include <algorithm>
+#include <sys/stat.h>
 
 namespace cudnnctl::ops {
 
@@ -105,7 +106,7 @@ bool EarlyProbe::ready(const std::string& file, std::set<std::string>& seen) {
       continue; // not in the tree (the vet keeps unlisted entries out): a system library
     }
     auto target = resolve(candidate);
-    if (!target || !ready(*target, seen)) {
+    if (!target || !on_disk(candidate) || !ready(*target, seen)) {
       return false;
     }
   }
@@ -118,7 +119,12 @@ bool EarlyProbe::ready_to_send(const std::string& name) {
   }
   auto file = resolve(m_lib + "/" + name);
   std::set<std::string> seen;
-  return file && ready(*file, seen);
+  return file && on_disk(m_lib + "/" + name) && ready(*file, seen);
+}
+
+bool EarlyProbe::on_disk(const std::string& path) const {
+  struct stat st;
+  return ::stat((m_tree / path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 void EarlyProbe::abandon() {
@@ -136,6 +142,18 @@ void EarlyProbe::file_done(const archive::Entry& file) {
     return;
   }
   m_verified.insert(file.path);
+  send_ready();
+}
+
+void EarlyProbe::link_done() {
+  std::lock_guard lock(m_mutex);
+  if (m_stopped || m_verified.empty()) {
+    return;
+  }
+  send_ready();
+}
+
+void EarlyProbe::send_ready() {
   auto send = [&](const std::string& name, bool shim) {
     if (!m_helper.send_early(m_request.dir, name, shim)) {
       m_stopped = true;

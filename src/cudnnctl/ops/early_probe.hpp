@@ -9,7 +9,10 @@
 // every entry it does not list off the disk, and a library is sent only when each of its
 // DT_NEEDED names is either a listed file of its own directory, verified (recursively), or
 // no entry of the tree (a system library). A library whose run path points into the tree
-// elsewhere, or that cannot be read, waits for the probe after the pass. The shim goes last,
+// elsewhere, or that cannot be read, waits for the probe after the pass. A name is sent only
+// once it resolves on disk (the SONAME links come later in the archive than their files), and
+// so is each DT_NEEDED name of the tree; a symlink made by the pass sends again what became
+// ready. The shim goes last,
 // once every other library was sent: its cudnnGetVersion() dlopen()s libcudnn_graph by name,
 // which before that file is in place the loader would find elsewhere (the ld.so cache).
 #pragma once
@@ -45,6 +48,8 @@ public:
 
   // ExtractOptions::file_done: thread-safe; sends what became ready.
   void file_done(const archive::Entry& file);
+  // ExtractOptions::link_done: a symlink is on disk now; sends what became ready.
+  void link_done();
   // The pass starts again from byte 0 (its tree emptied): nothing more is sent, and the child,
   // which holds libraries of the tree that was, declines the probe (WarmHelper::discard_early):
   // a child of its own probes the tree the pass ends with.
@@ -61,6 +66,12 @@ private:
   // Under the lock: the file and everything it needs in the tree are verified.
   [[nodiscard]] bool ready(const std::string& file, std::set<std::string>& seen);
   [[nodiscard]] bool ready_to_send(const std::string& name);
+  // `path` (relative to the tree) leads, through every link on its way, to a regular file on
+  // disk: what the child's dlopen() and the loader's search for a DT_NEEDED name will open.
+  // A link later in the archive than its file is not there yet (issue 34, F6).
+  [[nodiscard]] bool on_disk(const std::string& path) const;
+  // Under the lock: sends every library that is ready, the shim last.
+  void send_ready();
 
   smoke::WarmHelper& m_helper;
   const std::filesystem::path m_tree;

@@ -267,6 +267,7 @@ std::string repack_checked(const Form& form) {
 struct PassHooks {
   std::function<Status(const archive::Entry&)> vet;
   std::function<void(const archive::Entry&)> file_done;
+  std::function<void()> link_done;
   std::function<void()> restarted; // the pass starts again from byte 0, its tree emptied
 };
 
@@ -301,6 +302,7 @@ Result<Streamed> stream_archive(Context& ctx, const fs::path& staging, const Ins
   so.extract.hash_chunk = form.chunks.empty() ? 0 : util::k_sha256_chunk;
   so.extract.vet = hooks.vet;
   so.extract.file_done = hooks.file_done;
+  so.extract.link_done = hooks.link_done;
   so.expected_size = form.size;
   so.progress = [&](uint64_t consumed) { progress.update(1, consumed, form.size); };
   release::StreamExtractor extractor(staging, std::move(so));
@@ -382,6 +384,7 @@ Result<Streamed> stream_repack(Context& ctx, txn::Transaction& tx, const fs::pat
     if (auto request = gates::runtime_probe_request(staging, r.selection, components)) {
       early_probe.emplace(*early, fs::absolute(staging), std::move(*request), index);
       hooks.file_done = [&](const archive::Entry& e) { early_probe->file_done(e); };
+      hooks.link_done = [&] { early_probe->link_done(); };
       hooks.restarted = [&] { early_probe->abandon(); };
     }
   }

@@ -146,13 +146,18 @@ Transaction::Transaction(const Site& site, Journal journal, Intent::Kind kind, s
 Transaction::Transaction(Transaction&& other) noexcept
     : m_site(other.m_site), m_jr(std::move(other.m_jr)), m_notes(std::move(other.m_notes)),
       m_kind(other.m_kind), m_context(std::move(other.m_context)), m_state(other.m_state),
-      m_written(other.m_written), m_generating(other.m_generating) {
+      m_back_link(std::move(other.m_back_link)), m_written(other.m_written),
+      m_generating(other.m_generating) {
   other.m_state = State::done;
+  other.m_back_link.clear();
 }
 
 Transaction::~Transaction() {
   if (m_state == State::open && m_written) {
     (void)abort(Error(ErrorCode::internal, "the command ended without finishing its transaction"));
+  }
+  if (!m_back_link.empty()) {
+    (void)::unlink(m_back_link.c_str());
   }
 }
 
@@ -299,6 +304,37 @@ Status Transaction::point_current(std::optional<int> generation) {
   return store::point_slot(layout, m_jr.slot, generation);
 }
 
+Status Transaction::prepare_back() {
+  if (!m_jr.from_generation || !m_back_link.empty()) {
+    return {}; // back to nothing: an unlink, which needs no space
+  }
+  const auto& layout = m_site.layout;
+  fs::path link = m_jr.slot.empty() ? layout.current_link() : store::slot_link(layout, m_jr.slot);
+  std::string target = (m_jr.slot.empty() ? "generations/" : "../generations/") +
+                       std::to_string(*m_jr.from_generation);
+  fs::path tmp =
+      link.parent_path() / ("." + link.filename().string() + ".tmp." + util::random_hex(6));
+  if (::symlink(target.c_str(), tmp.c_str()) != 0) {
+    return fail_errno("cannot prepare the switch back to generation " +
+                          std::to_string(*m_jr.from_generation) + " (symlink " + tmp.string() +
+                          "); nothing was activated",
+                      errno);
+  }
+  m_back_link = tmp;
+  return {};
+}
+
+Status Transaction::point_back() {
+  if (m_back_link.empty() || !m_jr.from_generation) {
+    return point_current(m_jr.from_generation);
+  }
+  const auto& layout = m_site.layout;
+  fs::path link = m_jr.slot.empty() ? layout.current_link() : store::slot_link(layout, m_jr.slot);
+  TRY(util::rename_durable(m_back_link, link));
+  m_back_link.clear();
+  return {};
+}
+
 Status Transaction::integrate(const std::optional<std::string>& primary) {
   const auto& layout = m_site.layout;
   std::optional<std::string> entry = primary;
@@ -337,6 +373,7 @@ Status Transaction::flip() {
     // A managed CUDA home the switch would leave without the new build's files: refused
     // before the commit point (exit 4).
     TRY(integrate::check_home_switch(m_site.layout, m_site.config, m_jr.entry));
+    TRY(prepare_back());
     TRY(util::hook("before-switch"));
     // The commit point: after this rename every reader sees the new generation.
     TRY(point_current(m_jr.to_generation));
@@ -481,8 +518,14 @@ Error Transaction::revert(const Error& why) {
         }
       }
     }
-    TRY(point_current(m_jr.from_generation));
+    TRY(point_back());
     flipped_back = true;
+    if (m_jr.command == "adopt" && !m_jr.entry.empty() && release_step().undo_adopt) {
+      // The originals this adopt replaced by links into its entry go back before the links
+      // are removed and the entry is deleted: they are what a user cannot download again.
+      TRY(release_step().undo_adopt(m_site, m_jr.entry,
+                                    m_jr.entry_created && m_jr.entry != back_entry.value_or("")));
+    }
     Status first = integrate(back_entry);
     std::vector<std::string> entries;
     if (m_jr.entry_created && m_jr.entry != back_entry.value_or("")) {
@@ -519,7 +562,7 @@ Error Transaction::revert(const Error& why) {
       now += " again, but the loader drop-in and CUDA-home links may still name the failed "
              "switch's entry";
     } else if (cur && *cur && m_jr.to_generation && **cur == *m_jr.to_generation) {
-      now += " (the failed switch's; its post-switch checks did not pass)";
+      now += " (the failed switch's, which did not finish)";
     }
     e.message += " (" + now +
                  "; the journal is kept: run `cudnnctl recover` to finish the "

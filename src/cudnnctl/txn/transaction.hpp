@@ -68,9 +68,14 @@ struct Released {
   std::string message; // for the history record
   std::string action;  // for the report
 };
+// `undo_adopt`: the revert of an `adopt` transaction (a failure or ENOSPC after its switch,
+// issue 34 F1) puts back the originals it recorded for `entry` (the entry still holds their
+// bytes; `disposable`: the entry is deleted next, so a hard link may share its inode, which
+// needs no free space) and forgets those records, before the entry is deleted.
 struct ReleaseStep {
   std::function<Result<Released>(const Site&)> put_back;
   std::function<Status(const Site&)> forget;
+  std::function<Status(const Site&, const std::string& entry, bool disposable)> undo_adopt;
 };
 void register_release_step(ReleaseStep step);
 
@@ -192,6 +197,8 @@ private:
 
   Status write();
   Status point_current(std::optional<int> generation);
+  Status prepare_back();
+  Status point_back();
   Status integrate(const std::optional<std::string>& entry);
   Status record(const std::string& result, const std::string& message);
   Status delete_items(const std::vector<int>& generations, const std::vector<std::string>& entries);
@@ -207,6 +214,9 @@ private:
   Intent::Kind m_kind;
   std::string m_context;
   State m_state = State::open;
+  // A link to the generation active before the flip, made before it: the revert is then a
+  // rename, which needs no free inode or block (issue 34, F2: a switch is all or nothing).
+  fs::path m_back_link;
   bool m_written = false;    // the journal is on disk
   bool m_generating = false; // create_generation() was called: errors carry no context
 };

@@ -1,0 +1,182 @@
+#!/bin/bash
+# A real full filesystem at every step of adopt (issue 34, F1): the root lives on a small
+# tmpfs in a private mount namespace; the command is paused at a fault hook
+# (CUDNNCTL_TEST_PAUSE_AT), the filesystem is filled to 0 bytes free, the command goes on.
+# Whatever it exits with, every original hand-installed file must still read its original
+# bytes at its path, then and after the space is freed and `cudnnctl recover` ran (which must
+# succeed). docs/RELIABILITY.md "Full disk during adopt".
+if [ -z "${_FULLFS_NS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+  exec unshare -m env _FULLFS_NS=1 bash --norc --noprofile "$0" "$@"
+fi
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+source "$E2E_DIR/crash_lib.bash"
+source "$E2E_FIXTURES/adopt/handmade.bash"
+require_cudnnctl
+[ -n "${_FULLFS_NS:-}" ] || skip "needs root and a private mount namespace (unshare -m)"
+mount --make-rprivate /
+MOUNTS=()
+_ff_umount() {
+  local m
+  for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
+}
+trap '_ff_rc=$?; _ff_umount; (exit $_ff_rc); _e2e_on_exit' EXIT
+
+cr_mirror
+R9=$(release_dir 9.1.0 12)
+N=0
+
+# small_root: a fresh root with a hand-made cuDNN 9.1.0 in /usr/local/cuda (cp -P); prints
+# its path.
+small_root() {
+  local r
+  r=$(new_root)
+  cr_pin "$r"
+  cuda_home_plain "$r"
+  hand_copy "$R9" "$r/usr/local/cuda" cp-P
+  echo "$r"
+}
+# onto_tmpfs DIR OPTS: DIR's content moved onto a tmpfs mounted there with OPTS (unmounted on
+# exit). Not in $(...): it records the mount.
+onto_tmpfs() {
+  cp -a "$1" "$1.seed"
+  mount -t tmpfs -o "$2,mode=0755" tmpfs "$1"
+  MOUNTS+=("$1")
+  cp -a "$1.seed/." "$1/"
+  rm -rf "$1.seed"
+}
+
+# fill ROOT: fill ROOT's filesystem to 0 bytes free (big blocks, then small ones).
+fill() {
+  dd if=/dev/zero of="$1/.filler1" bs=1M status=none 2>/dev/null || true
+  dd if=/dev/zero of="$1/.filler2" bs=4k status=none 2>/dev/null || true
+  dd if=/dev/zero of="$1/.filler3" bs=512 status=none 2>/dev/null || true
+}
+unfill() { rm -f "$1"/.filler[123]; }
+
+# expect_originals ROOT WHEN: every original (the release's headers and libraries, as the
+# hand copy left them) reads its original bytes at its path inside ROOT.
+expect_originals() {
+  local bad
+  bad=$(python3 - "$1" "$R9" <<'PY'
+import filecmp, os, sys
+root, rel = sys.argv[1], sys.argv[2]
+def in_root(p):  # p resolved inside root, absolute link targets re-rooted
+    parts, cur, hops = p.strip("/").split("/"), "/", 0
+    while parts:
+        n = parts.pop(0)
+        nxt = os.path.normpath(os.path.join(cur, n))
+        h = root + nxt
+        if os.path.islink(h) and hops < 40:
+            hops += 1
+            t = os.readlink(h)
+            parts = t.strip("/").split("/") + parts if t.startswith("/") else [x for x in t.split("/")] + parts
+            cur = "/" if t.startswith("/") else cur
+            continue
+        cur = nxt
+    return root + cur
+bad = []
+for sub, src in (("include", "include"), ("lib64", "lib")):
+    for n in sorted(os.listdir(os.path.join(rel, src))):
+        if not (n.startswith("cudnn") or n.startswith("libcudnn")):
+            continue
+        h = in_root("/usr/local/cuda/%s/%s" % (sub, n))
+        if not os.path.isfile(h) or not filecmp.cmp(os.path.join(rel, src, n), h, shallow=False):
+            bad.append(sub + "/" + n)
+print(" ".join(bad))
+PY
+)
+  [ -z "$bad" ] || fail "$2: these originals no longer read their bytes: $bad"
+}
+
+# paused_full ROOT STEP CMD...: run `cudnnctl --root ROOT CMD...` paused at STEP, fill the
+# filesystem there, let it go on; sets RC, OUT, ERR. Fails when STEP is never reached.
+paused_full() {
+  local r=$1 step=$2 fifo pid i
+  shift 2
+  fifo=$E2E_TMP/fifo.$RANDOM
+  mkfifo "$fifo"
+  exec 7<>"$fifo"
+  CUDNNCTL_TEST_PAUSE_AT="$step:$fifo" "$CUDNNCTL" --root "$r" --mirror "file://$CR_MIRROR" \
+    --cuda 12 "$@" >"$OUT" 2>"$ERR" &
+  pid=$!
+  for i in $(seq 1200); do
+    ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "$fifo" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "$fifo" ||
+    { wait "$pid" || true; fail "$step was never reached: $(cat "$ERR")"; }
+  "${FILL:-fill}" "$r"
+  echo go >&7
+  RC=0
+  wait "$pid" || RC=$?
+  exec 7>&-
+  rm -f "$fifo"
+}
+
+# full_case STEP CMD...: adopt (or CMD) on a full filesystem at STEP; the originals survive,
+# the exit is 0 (done), 1 (nothing changed) or 5 (rolled back) with one error line, and
+# `recover` with space restores a clean state with the originals in place.
+full_case() {
+  local step=$1 r
+  shift
+  TEST "full filesystem at $step of $*: the originals are never lost; recover works once space is freed"
+  r=$(small_root)
+  onto_tmpfs "$r" size=80m
+  paused_full "$r" "$step" "$@"
+  case $RC in
+  0 | 1 | 5) ;;
+  *) fail "exit $RC at $step on a full filesystem: $(cat "$ERR")" ;;
+  esac
+  [ "$RC" = 0 ] || expect_eq "$(grep -c '^cudnnctl: error: ' "$ERR")" 1 "error lines: $(cat "$ERR")"
+  expect_originals "$r" "right after $* on a full filesystem at $step (exit $RC)"
+  unfill "$r"
+  expect_exit 0 cudnnctl --root "$r" recover
+  expect_originals "$r" "after recover"
+  cr_check "$r" --clean --loader
+  expect_exit 0 cudnnctl --root "$r" status
+  # and with space, the adopt itself goes through
+  expect_exit 0 cudnnctl --root "$r" adopt
+  expect_originals "$r" "after adopting with space"
+  cr_check "$r" --clean --loader
+  N=$((N + 1))
+}
+
+for s in ${FULLFS_ADOPT_STEPS:-mid-integration after-switch}; do
+  full_case "$s" adopt
+done
+# ---- F2: no free inode at a switch: all or nothing, and the message says which --------------
+cr_templates
+# fill_inodes ROOT: create empty files until the filesystem has no free inode left.
+fill_inodes() {
+  mkdir -p "$1/.inodes" 2>/dev/null || return 0
+  local i=0
+  while : 2>/dev/null >"$1/.inodes/$i"; do i=$((i + 1)); done
+}
+
+ino_case() { # STEP CMD...
+  local step=$1 r h0
+  shift
+  TEST "no free inode at $step of $*: exit 1 (nothing activated) or 5 (rolled back), never a mix"
+  r=$(cr_copy one "ino.$step")
+  onto_tmpfs "$r" "size=64m,nr_inodes=3000"
+  h0=$(cr_hist_count "$r")
+  local FILL=fill_inodes
+  paused_full "$r" "$step" "$@"
+  case $RC in
+  1) expect_contains "$ERR" "nothing was activated" ;;
+  5) expect_contains "$ERR" "rolled back to generation 1" ;;
+  *) fail "exit $RC with no free inode at $step: $(cat "$ERR")" ;;
+  esac
+  expect_eq "$(grep -c '^cudnnctl: error: ' "$ERR")" 1 "error lines: $(cat "$ERR")"
+  # current and the drop-in name the same build (generation 1's) while the inodes are gone
+  cr_check "$r" --allowed 1 --loader
+  rm -rf "$r/.inodes"
+  expect_exit 0 cudnnctl --root "$r" recover
+  cr_check "$r" --allowed 1 --clean --loader
+  N=$((N + 1))
+}
+for s in ${FULLFS_INODE_STEPS:-after-switch}; do
+  ino_case "$s" install 8.9.7 --no-smoke
+done
+echo "full-filesystem cases: $N" >&2
