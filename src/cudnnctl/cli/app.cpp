@@ -10,6 +10,7 @@
 #include "ops/version.hpp"
 #include "release/catalog.hpp"
 #include "txn/transaction.hpp"
+#include "util/lock.hpp"
 #include "util/signals.hpp"
 #include "util/strings.hpp"
 
@@ -21,6 +22,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 namespace cudnnctl::cli {
 
@@ -281,8 +283,24 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   }
   // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
   util::install_interrupt_handlers(ctx->layout().journal_file());
+  // A wait for another cudnnctl is never silent: who holds the lock and since when at once,
+  // then a line every few seconds on a terminal (or with -v).
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  util::set_lock_wait_reporter([&ctx, tty, verbose = g.verbose](const util::LockWait& w) {
+    auto secs = [](std::chrono::milliseconds ms) {
+      return std::to_string((ms.count() + 500) / 1000) + " s";
+    };
+    if (w.first) {
+      ctx->notes().info("cudnnctl: waiting for the lock " + w.path.string() + ", held by " +
+                        w.holder + " (up to " + secs(w.timeout) + ": --lock-timeout)");
+    } else if (tty || verbose > 0) {
+      ctx->notes().info("cudnnctl: still waiting for the lock, " + secs(w.waited) + " of " +
+                        secs(w.timeout) + ": held by " + w.holder);
+    }
+  });
   const auto t0 = std::chrono::steady_clock::now();
   Status status = action(*ctx, report);
+  util::set_lock_wait_reporter(nullptr);
   std::optional<Error> error;
   if (!status) {
     error = status.error();
