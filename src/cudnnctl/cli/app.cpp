@@ -299,8 +299,13 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
     }
   });
   const auto t0 = std::chrono::steady_clock::now();
+  // Every network try is a line under -v; a mirror skipped for the next is a warning.
+  fetch::set_reporter(
+      {[&ctx](const std::string& line) { ctx->notes().info("cudnnctl: " + line, 1); },
+       [&ctx](const std::string& warning) { ctx->notes().warn(warning); }});
   Status status = action(*ctx, report);
   util::set_lock_wait_reporter(nullptr);
+  fetch::set_reporter({});
   std::optional<Error> error;
   if (!status) {
     error = status.error();
