@@ -15,6 +15,7 @@
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -112,6 +113,45 @@ std::vector<std::string> visible_commands(const CLI::App& app) {
 std::string command_hint(const std::string& word, const std::vector<std::string>& names) {
   auto close = release::did_you_mean(word, names);
   return close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)";
+}
+
+// An option neither cudnnctl nor `command` has (`install --no-smok`): "unknown option
+// --no-smok (did you mean --no-smoke?)", or "" when every option is known.
+std::string unknown_option(int argc, char** argv, const CLI::App& app, const std::string& command) {
+  const CLI::App* sub = nullptr;
+  for (const auto* s : app.get_subcommands({})) {
+    if (s->get_name() == command) {
+      sub = s;
+    }
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, sub}) {
+    if (a == nullptr) {
+      continue;
+    }
+    for (const CLI::Option* o : a->get_options()) {
+      for (const auto& l : o->get_lnames()) {
+        names.push_back("--" + l);
+      }
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      break;
+    }
+    if (!a.starts_with("--")) {
+      continue;
+    }
+    std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      auto close = release::did_you_mean(name, names);
+      return "unknown option " + name +
+             (close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)") +
+             (command.empty() ? "" : " for `cudnnctl " + command + "`");
+    }
+  }
+  return {};
 }
 
 // An option of a command given before the command (`cudnnctl --no-smoke install`): the
@@ -377,6 +417,9 @@ int run(int argc, char** argv) {
     Error error(ErrorCode::usage, e.what());
     if (std::string misplaced = misplaced_option(argc, argv, app); !misplaced.empty()) {
       error.message = misplaced;
+    } else if (std::string unknown = unknown_option(argc, argv, app, report.command);
+               !unknown.empty()) {
+      error.message = unknown;
     } else if (report.command.empty()) {
       std::string word = first_word(argc, argv, app);
       std::vector<std::string> names = visible_commands(app);

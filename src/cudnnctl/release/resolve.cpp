@@ -171,9 +171,11 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
 Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
   auto v = manifest::Version::parse(version_arg);
   if (!v || v->parts.size() < 3) {
+    auto close = did_you_mean(version_arg, {"latest"});
     return fail(ErrorCode::usage,
-                "invalid VERSION \"" + version_arg +
-                    "\": give a release label like 9.2.0 or a full version like 9.2.0.82");
+                "invalid VERSION \"" + version_arg + "\"" +
+                    (close.empty() ? "" : " (did you mean " + close.front() + "?)") +
+                    ": give a release label like 9.2.0 or a full version like 9.2.0.82");
   }
   return v;
 }

@@ -193,6 +193,14 @@ expect_exit 2 cudnnctl --root "$RE" --json frobnicate
 err_is usage usage 2
 expect_not_contains "$OUT" "debug-sha256"
 
+TEST "did-you-mean for a mistyped option and for latest (issue 37, item 8)"
+expect_exit 2 cudnnctl --root "$RE" install 9.1.0 --no-smok
+expect_eq "$(cat "$ERR")" 'cudnnctl: error: unknown option --no-smok (did you mean --no-smoke?) for `cudnnctl install` (see cudnnctl --help)' "stderr"
+expect_exit 2 cudnnctl --root "$RE" --verbos status
+expect_contains "$ERR" 'unknown option --verbos (did you mean --verbose?)'
+expect_exit 2 cudnnctl --root "$RE" --mirror "$M" --cuda 12 install lates
+expect_eq "$(cat "$ERR")" 'cudnnctl: error: invalid VERSION "lates" (did you mean latest?): give a release label like 9.2.0 or a full version like 9.2.0.82' "stderr"
+
 TEST "cudnnctl help [COMMAND]"
 expect_exit 0 cudnnctl --root "$RE" help
 expect_contains "$OUT" "search"
