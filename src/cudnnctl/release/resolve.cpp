@@ -3,6 +3,7 @@
 
 #include "host/host.hpp"
 #include "manifest/pins.hpp"
+#include "release/index.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -143,6 +144,17 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
                             (wanted->parts.size() == 4 && pins.find(wanted->prefix(3))));
     if (known) {
       e.code = ErrorCode::mirror_not_found;
+      // A mirror whose index lists other releases is the right directory: it lacks this one.
+      for (const auto& base : bases) {
+        auto listed = list_mirror(sources, base);
+        if (listed && !listed->empty()) {
+          e.message = base + " serves " + util::join(*listed, ", ") + " but not " + version_arg +
+                      ": mirror it there (`cudnnctl mirror " + version_arg +
+                      " --to DIR` where NVIDIA's server is reachable) or add a --mirror that has "
+                      "it (`cudnnctl search` marks the releases no mirror serves)";
+          return fail(e);
+        }
+      }
       e.message = "cuDNN " + version_arg + " is a release cudnnctl knows, but the mirrors do not " +
                   "serve its manifest: " + e.message.substr(0, e.message.rfind(" (check")) +
                   " (check that each --mirror URL is the directory holding redistrib_<label>.json, "
