@@ -10,10 +10,12 @@
 #include "ops/version.hpp"
 #include "release/catalog.hpp"
 #include "txn/transaction.hpp"
+#include "util/lock.hpp"
 #include "util/signals.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 namespace cudnnctl::cli {
 
@@ -110,6 +113,45 @@ std::vector<std::string> visible_commands(const CLI::App& app) {
 std::string command_hint(const std::string& word, const std::vector<std::string>& names) {
   auto close = release::did_you_mean(word, names);
   return close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)";
+}
+
+// An option neither cudnnctl nor `command` has (`install --no-smok`): "unknown option
+// --no-smok (did you mean --no-smoke?)", or "" when every option is known.
+std::string unknown_option(int argc, char** argv, const CLI::App& app, const std::string& command) {
+  const CLI::App* sub = nullptr;
+  for (const auto* s : app.get_subcommands({})) {
+    if (s->get_name() == command) {
+      sub = s;
+    }
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, sub}) {
+    if (a == nullptr) {
+      continue;
+    }
+    for (const CLI::Option* o : a->get_options()) {
+      for (const auto& l : o->get_lnames()) {
+        names.push_back("--" + l);
+      }
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      break;
+    }
+    if (!a.starts_with("--")) {
+      continue;
+    }
+    std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      auto close = release::did_you_mean(name, names);
+      return "unknown option " + name +
+             (close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)") +
+             (command.empty() ? "" : " for `cudnnctl " + command + "`");
+    }
+  }
+  return {};
 }
 
 // An option of a command given before the command (`cudnnctl --no-smoke install`): the
@@ -281,8 +323,29 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   }
   // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
   util::install_interrupt_handlers(ctx->layout().journal_file());
+  // A wait for another cudnnctl is never silent: who holds the lock and since when at once,
+  // then a line every few seconds on a terminal (or with -v).
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  util::set_lock_wait_reporter([&ctx, tty, verbose = g.verbose](const util::LockWait& w) {
+    auto secs = [](std::chrono::milliseconds ms) {
+      return std::to_string((ms.count() + 500) / 1000) + " s";
+    };
+    if (w.first) {
+      ctx->notes().info("cudnnctl: waiting for the lock " + w.path.string() + ", held by " +
+                        w.holder + " (up to " + secs(w.timeout) + ": --lock-timeout)");
+    } else if (tty || verbose > 0) {
+      ctx->notes().info("cudnnctl: still waiting for the lock, " + secs(w.waited) + " of " +
+                        secs(w.timeout) + ": held by " + w.holder);
+    }
+  });
   const auto t0 = std::chrono::steady_clock::now();
+  // Every network try is a line under -v; a mirror skipped for the next is a warning.
+  fetch::set_reporter(
+      {[&ctx](const std::string& line) { ctx->notes().info("cudnnctl: " + line, 1); },
+       [&ctx](const std::string& warning) { ctx->notes().warn(warning); }});
   Status status = action(*ctx, report);
+  util::set_lock_wait_reporter(nullptr);
+  fetch::set_reporter({});
   std::optional<Error> error;
   if (!status) {
     error = status.error();
@@ -354,6 +417,9 @@ int run(int argc, char** argv) {
     Error error(ErrorCode::usage, e.what());
     if (std::string misplaced = misplaced_option(argc, argv, app); !misplaced.empty()) {
       error.message = misplaced;
+    } else if (std::string unknown = unknown_option(argc, argv, app, report.command);
+               !unknown.empty()) {
+      error.message = unknown;
     } else if (report.command.empty()) {
       std::string word = first_word(argc, argv, app);
       std::vector<std::string> names = visible_commands(app);

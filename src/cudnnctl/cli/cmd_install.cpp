@@ -12,7 +12,7 @@ namespace cudnnctl::cli {
 
 namespace {
 
-void render(const ops::InstallResult& r, Report& report) {
+void render(const ops::InstallResult& r, const ops::Context& ctx, Report& report) {
   report.outcome = r;
   auto& data = report.data();
   if (r.requested) {
@@ -84,7 +84,8 @@ void render(const ops::InstallResult& r, Report& report) {
   }
   put_switch(r, report);
   if (r.cache_bytes && r.said == ops::Switched::activated) {
-    report.line("download cache: " + util::human_bytes(*r.cache_bytes) + " in /var/cache/cudnnctl" +
+    report.line("download cache: " + util::human_bytes(*r.cache_bytes) + " in " +
+                ctx.layout().cache_dir().string() +
                 (r.cache_kept ? " (`cudnnctl gc --cache` empties it; --no-cache or config "
                                 "keep_cache = false keeps nothing)"
                               : " (this archive not kept: --no-cache)"));
@@ -134,7 +135,7 @@ void register_install(CLI::App& app, Action& action) {
       }
       ops::InstallResult r;
       Status st = ops::install(ctx, opts, r);
-      render(r, report);
+      render(r, ctx, report);
       return st;
     };
   });

@@ -39,11 +39,12 @@ void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, bool hum
   }
 }
 
-// data.cache and the "cache:" line of status and list.
-void put_cache(uint64_t bytes, size_t files, Report& report) {
+// data.cache and the "cache:" line of status and list: the directory where it really is (the
+// host path under --root, ~/.cache/cudnnctl under --user), as every other line names paths.
+void put_cache(uint64_t bytes, size_t files, const ops::Context& ctx, Report& report) {
   report.data()["cache"] = {{"bytes", bytes}, {"files", files}};
-  report.line("cache:    " + util::human_bytes(bytes) + " in /var/cache/cudnnctl (" +
-              std::to_string(files) + " file(s)" +
+  report.line("cache:    " + util::human_bytes(bytes) + " in " + ctx.layout().cache_dir().string() +
+              " (" + std::to_string(files) + " file(s)" +
               (bytes ? "; `cudnnctl gc --cache` empties it)" : ")"));
 }
 
@@ -78,7 +79,7 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
               util::human_bytes(r.store_bytes) + ", " + std::to_string(r.generations) +
               " generation(s)");
   data["store_bytes"] = r.store_bytes;
-  put_cache(r.cache_bytes, r.cache_files, report);
+  put_cache(r.cache_bytes, r.cache_files, ctx, report);
   if (r.unmanaged_home) {
     data["unmanaged"] = {
         {"cuda_home", *r.unmanaged_home},
@@ -153,7 +154,7 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
   if (view.entries.empty()) {
     report.line("nothing installed");
   }
-  put_cache(r.cache_bytes, r.cache_files, report);
+  put_cache(r.cache_bytes, r.cache_files, ctx, report);
   report.data()["installed"] = installed;
   json generations = json::array();
   for (const auto& g : view.generations) {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // `search [PATTERN]` (also `list --available`).
 #include "cli/commands.hpp"
+#include "ops/catalog.hpp"
 #include "ops/search.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -59,14 +61,36 @@ void render(const ops::SearchResult& r, Report& report) {
     label.resize(std::max<size_t>(label.size(), 9), ' ');
     std::string version = rel.version;
     version.resize(std::max<size_t>(version.size(), 11), ' ');
+    // Where it can come from: a release only the built-in list knows is not on the mirrors
+    // listed, and installing it needs a mirror that has it.
+    const bool builtin_only = !r.mirrors_listed.empty() &&
+                              std::none_of(row.sources.begin(), row.sources.end(),
+                                           [](const std::string& s) { return s != "built-in"; });
     report.line(marks + " " + label + " " + version + " " + rel.date + "  " +
-                util::join(builds, ", ") + (fits ? "" : "  (no " + cuda_text + " build)"));
+                util::join(builds, ", ") + (fits ? "" : "  (no " + cuda_text + " build)") +
+                (builtin_only ? "  (not on the mirror)" : ""));
   }
   if (r.releases.empty()) {
     report.line("no release matches \"" + r.pattern + "\"");
   } else if (other_platform > 0) {
     report.line(std::to_string(other_platform) + " more without a " + r.platform +
                 " build (--json lists every platform)");
+  }
+  // How old the built-in list is: a release newer than its newest is found only on a mirror.
+  const auto& builtin = ops::builtin_catalog();
+  if (!builtin.empty()) {
+    const auto newest =
+        std::max_element(builtin.begin(), builtin.end(),
+                         [](const auto& a, const auto& b) { return a.date < b.date; });
+    report.line("built-in list: " + std::to_string(builtin.size()) +
+                " releases, made from NVIDIA's redistrib manifests up to " + newest->label +
+                " (released " + newest->date + "); newer releases are found on a mirror");
+    data["builtin_list"] = {
+        {"releases", builtin.size()}, {"newest", newest->label}, {"newest_date", newest->date}};
+  }
+  if (!r.mirrors_listed.empty()) {
+    report.line("(not on the mirror): in cudnnctl's built-in list only; to install one, mirror it "
+                "first (`cudnnctl mirror VERSION --to DIR` where NVIDIA's server is reachable)");
   }
   data["releases"] = releases;
 }

@@ -160,7 +160,8 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   CurlHandle curl;
   std::vector<std::pair<std::string, std::string>> failures;
   bool mismatch = false;
-  for (const auto& url : request.urls) {
+  for (size_t i = 0; i < request.urls.size(); ++i) {
+    const std::string& url = request.urls[i];
     bool retried_from_zero = false;
     for (;;) {
       TRY_ASSIGN(Verdict verdict, try_url(curl, url, options, target));
@@ -184,6 +185,9 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
       } else {
         // Network or HTTP failure: the partial stays, the next URL resumes it.
         failures.emplace_back(url, verdict.reason);
+        if (i + 1 < request.urls.size()) {
+          report_skipped(url, verdict.reason, request.urls[i + 1]);
+        }
         break;
       }
       // Verification failed: the partial is never kept (no poisoned resume either).

@@ -32,6 +32,27 @@ std::chrono::seconds small_document_deadline() {
   return std::chrono::seconds(120);
 }
 
+namespace {
+Reporter& the_reporter() {
+  static Reporter r;
+  return r;
+}
+} // namespace
+
+void set_reporter(Reporter reporter) {
+  the_reporter() = std::move(reporter);
+}
+
+const Reporter& reporter() {
+  return the_reporter();
+}
+
+void report_skipped(const std::string& url, const std::string& reason, const std::string& next) {
+  if (reporter().warn) {
+    reporter().warn("mirror " + url + " failed (" + reason + "); falling back to " + next);
+  }
+}
+
 Result<Fetched>
 fetch_first(const std::vector<std::string>& bases, std::string_view filename, size_t max_size,
             const Options& given,
@@ -51,7 +72,8 @@ fetch_first(const std::vector<std::string>& bases, std::string_view filename, si
   size_t not_found = 0;
   std::optional<Error> rejection;
 
-  for (const auto& base : bases) {
+  for (size_t i = 0; i < bases.size(); ++i) {
+    const std::string& base = bases[i];
     const std::string url = join_url(base, filename);
     std::string body;
     BodyTarget target;
@@ -100,6 +122,9 @@ fetch_first(const std::vector<std::string>& bases, std::string_view filename, si
     case Next::retry:
     case Next::restart:
       failures.emplace_back(url, verdict.reason);
+      if (i + 1 < bases.size()) {
+        report_skipped(url, verdict.reason, join_url(bases[i + 1], filename));
+      }
       break;
     }
   }

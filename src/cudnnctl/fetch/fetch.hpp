@@ -50,6 +50,17 @@ struct Options {
   // std::mt19937_64 seeded from std::random_device.
   std::function<double()> random;
 };
+// What every download of this process says while it runs (the CLI prints `trace` under -v
+// and turns `warn` into a warning; both empty by default): `trace` a line per try ("GET URL
+// (try 1 of 3)", the failure and the wait before the next try), `warn` a mirror that failed
+// and was skipped for the next one.
+struct Reporter {
+  std::function<void(const std::string&)> trace;
+  std::function<void(const std::string&)> warn;
+};
+void set_reporter(Reporter reporter);
+const Reporter& reporter();
+
 // Proxies: libcurl reads http_proxy (lower case only; HTTP_PROXY is ignored on purpose),
 // https_proxy/HTTPS_PROXY and no_proxy from the environment. systemd units do not inherit
 // a login shell's environment.

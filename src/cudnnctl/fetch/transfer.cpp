@@ -178,8 +178,16 @@ Result<Verdict> try_url(CurlHandle& curl, const std::string& url, const Options&
       }
       timed.attempt_timeout = remaining();
     }
+    const auto& trace = reporter().trace;
+    if (trace) {
+      trace("GET " + url + " (try " + std::to_string(attempt) + " of " + std::to_string(attempts) +
+            ")");
+    }
     TRY_ASSIGN(AttemptReport report, run_attempt(curl, url, timed, target));
     verdict = judge_attempt(report);
+    if (trace && verdict.next != Next::done) {
+      trace("  " + url + ": " + verdict.reason);
+    }
     switch (verdict.next) {
     case Next::done:
     case Next::not_found:
@@ -205,6 +213,10 @@ Result<Verdict> try_url(CurlHandle& curl, const std::string& url, const Options&
                                    verdict.retry_after, unit);
         if (limited) {
           delay = std::max(std::chrono::milliseconds(0), std::min(delay, remaining()));
+        }
+        if (trace) {
+          trace("  next try in " + util::fixed(static_cast<double>(delay.count()) / 1000.0, 1) +
+                " s");
         }
         if (options.sleep) {
           options.sleep(delay);

@@ -49,6 +49,9 @@ struct BodyTarget {
 // Returns the last verdict: done, not_found, fail, too_large or consumer (retry and restart
 // never come back; when the attempts run out they become fail with the last reason).
 // An Error only from target.restart or a rejected libcurl option.
+// Tells the reporter (fetch.hpp) that `url` failed for `reason` and `next` is tried instead.
+void report_skipped(const std::string& url, const std::string& reason, const std::string& next);
+
 [[nodiscard]] Result<Verdict> try_url(CurlHandle& curl, const std::string& url,
                                       const Options& options, BodyTarget& target);
 

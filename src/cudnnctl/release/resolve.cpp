@@ -3,6 +3,7 @@
 
 #include "host/host.hpp"
 #include "manifest/pins.hpp"
+#include "release/index.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -143,6 +144,17 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
                             (wanted->parts.size() == 4 && pins.find(wanted->prefix(3))));
     if (known) {
       e.code = ErrorCode::mirror_not_found;
+      // A mirror whose index lists other releases is the right directory: it lacks this one.
+      for (const auto& base : bases) {
+        auto listed = list_mirror(sources, base);
+        if (listed && !listed->empty()) {
+          e.message = base + " serves " + util::join(*listed, ", ") + " but not " + version_arg +
+                      ": mirror it there (`cudnnctl mirror " + version_arg +
+                      " --to DIR` where NVIDIA's server is reachable) or add a --mirror that has "
+                      "it (`cudnnctl search` marks the releases no mirror serves)";
+          return fail(e);
+        }
+      }
       e.message = "cuDNN " + version_arg + " is a release cudnnctl knows, but the mirrors do not " +
                   "serve its manifest: " + e.message.substr(0, e.message.rfind(" (check")) +
                   " (check that each --mirror URL is the directory holding redistrib_<label>.json, "
@@ -171,9 +183,11 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
 Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
   auto v = manifest::Version::parse(version_arg);
   if (!v || v->parts.size() < 3) {
+    auto close = did_you_mean(version_arg, {"latest"});
     return fail(ErrorCode::usage,
-                "invalid VERSION \"" + version_arg +
-                    "\": give a release label like 9.2.0 or a full version like 9.2.0.82");
+                "invalid VERSION \"" + version_arg + "\"" +
+                    (close.empty() ? "" : " (did you mean " + close.front() + "?)") +
+                    ": give a release label like 9.2.0 or a full version like 9.2.0.82");
   }
   return v;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/lock.hpp"
 
+#include "util/signals.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -77,6 +78,17 @@ static std::string read_holder(int fd) {
   return s.empty() ? "another cudnnctl process" : s;
 }
 
+namespace {
+std::function<void(const LockWait&)>& lock_wait_reporter() {
+  static std::function<void(const LockWait&)> reporter;
+  return reporter;
+}
+} // namespace
+
+void set_lock_wait_reporter(std::function<void(const LockWait&)> reporter) {
+  lock_wait_reporter() = std::move(reporter);
+}
+
 std::optional<std::string> LockFile::holder(const fs::path& path) {
   auto fd = open_fd(path, O_RDONLY | O_NOFOLLOW);
   if (!fd || flock_holder_pid(fd->get()) <= 0) {
@@ -89,7 +101,19 @@ Result<LockFile> LockFile::acquire(const fs::path& path, std::chrono::millisecon
                                    const std::string& holder) {
   TRY(make_dirs(path.parent_path(), 0755));
   TRY_ASSIGN(Fd fd, open_fd(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
+  // While waiting, an interrupt says that nothing changed (the journal is the holder's).
+  struct WaitEnd {
+    bool waiting = false;
+    ~WaitEnd() {
+      if (waiting) {
+        end_lock_wait();
+      }
+    }
+  } wait_end;
+  auto next_report = start;
+  constexpr auto k_report_every = std::chrono::seconds(5);
   while (true) {
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
       break;
@@ -100,9 +124,23 @@ Result<LockFile> LockFile::acquire(const fs::path& path, std::chrono::millisecon
     if (errno != EWOULDBLOCK) {
       return fail_errno("cannot lock " + path.string(), errno);
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
       return fail(ErrorCode::busy, "busy: " + read_holder(fd.get()) + " holds " + path.string() +
                                        "; wait for it to finish or raise --lock-timeout");
+    }
+    if (now >= next_report) {
+      LockWait wait{read_holder(fd.get()), path,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - start), timeout,
+                    !wait_end.waiting};
+      if (!wait_end.waiting) {
+        begin_lock_wait(wait.holder);
+        wait_end.waiting = true;
+      }
+      if (lock_wait_reporter()) {
+        lock_wait_reporter()(wait);
+      }
+      next_report = now + k_report_every;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

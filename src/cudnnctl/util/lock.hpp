@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,19 @@ namespace cudnnctl::util {
 // Holds flock(LOCK_EX) on a lock file that is never unlinked (unlinking would let two
 // processes lock two different inodes). Opened O_CLOEXEC so children (ldconfig, the smoke
 // helper) never inherit it. Released by the destructor or by process death.
+// A wait for the lock as it goes on: `first` once when the lock is found taken, then again
+// every few seconds until it is taken or the timeout passes.
+struct LockWait {
+  std::string holder; // as in the busy message: "pid 1234: cudnnctl install 9.2.0, since ..."
+  fs::path path;
+  std::chrono::milliseconds waited{0};
+  std::chrono::milliseconds timeout{0};
+  bool first = true;
+};
+// Told about every wait of LockFile::acquire in this process (the CLI prints it; none by
+// default). Not called when the lock is free or the timeout is 0.
+void set_lock_wait_reporter(std::function<void(const LockWait&)> reporter);
+
 class LockFile {
 public:
   // Waits up to `timeout` (0 = fail at once). Busy past the timeout: ErrorCode::busy with

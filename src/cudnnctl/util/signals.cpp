@@ -17,6 +17,9 @@ namespace {
 char g_journal[PATH_MAX];
 char g_pending[PATH_MAX + 512];
 size_t g_pending_len = 0;
+char g_waiting[1024];
+size_t g_waiting_len = 0;
+volatile sig_atomic_t g_is_waiting = 0;
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -50,7 +53,9 @@ void on_interrupt(int sig) {
   const int saved = errno;
   put("cudnnctl: interrupted by ");
   put(signal_name(sig));
-  if (g_journal[0] != '\0' && ::access(g_journal, F_OK) == 0) {
+  if (g_is_waiting != 0) {
+    put(g_waiting, g_waiting_len);
+  } else if (g_journal[0] != '\0' && ::access(g_journal, F_OK) == 0) {
     put(g_pending, g_pending_len);
   } else {
     put("; no transaction was in progress: the installed and active cuDNN are as they were\n");
@@ -89,6 +94,23 @@ void install_interrupt_handlers(const std::filesystem::path& journal) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(sig, &sa, nullptr);
   }
+}
+
+void begin_lock_wait(const std::string& holder) {
+  g_is_waiting = 0;
+  std::string line = " while waiting for the lock (held by " + holder +
+                     "): nothing was changed, the installed and active cuDNN are as they were\n";
+  if (line.size() > sizeof g_waiting) {
+    line = " while waiting for the lock: nothing was changed, the installed and active cuDNN "
+           "are as they were\n";
+  }
+  g_waiting_len = line.size();
+  std::memcpy(g_waiting, line.data(), g_waiting_len);
+  g_is_waiting = 1;
+}
+
+void end_lock_wait() {
+  g_is_waiting = 0;
 }
 
 } // namespace cudnnctl::util

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace cudnnctl::util {
 
@@ -16,5 +17,10 @@ namespace cudnnctl::util {
 // absent, that no transaction was in progress. Only async-signal-safe calls run in the handler
 // (access, write, sigaction, raise). Call again to change `journal`.
 void install_interrupt_handlers(const std::filesystem::path& journal);
+
+// Between these two the process waits for a lock `holder` holds: an interrupt then says that
+// it was waiting and nothing changed (a journal present is the holder's, not this process's).
+void begin_lock_wait(const std::string& holder);
+void end_lock_wait();
 
 } // namespace cudnnctl::util

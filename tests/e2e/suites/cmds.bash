@@ -272,7 +272,8 @@ expect_exit 0 ctl "$R" --json status
 expect_json 'd["data"]["cache"]["bytes"]' "$cached"
 expect_json 'd["data"]["store_bytes"] > 0' true
 expect_exit 0 ctl "$R" status
-expect_contains "$OUT" "in /var/cache/cudnnctl (2 file(s); \`cudnnctl gc --cache\` empties it)"
+expect_contains "$OUT" "cache:    "
+expect_contains "$OUT" " in $R/var/cache/cudnnctl (2 file(s); \`cudnnctl gc --cache\` empties it)"
 
 TEST "obs 5: install --no-cache and config keep_cache = false leave nothing in the cache"
 R=$(cr_copy empty cache2)

@@ -233,6 +233,28 @@ expect_contains "$OUT" "test holder"
 start=$(date +%s)
 expect_exit 6 cudnnctl --root "$R6" --mirror "$URL/" --cuda 12 --lock-timeout 1 install 9.1.0
 [ $(($(date +%s) - start)) -ge 1 ] || fail "--lock-timeout 1 did not wait"
+# The wait is never silent: at once, who holds the lock and since when, and for how long
+# this command waits (issue 37).
+expect_contains "$ERR" "cudnnctl: waiting for the lock $R6/var/lib/cudnnctl/lock, held by "
+expect_contains "$ERR" "(the lock file was last written by: pid 4242: cudnnctl install 9.1.0 (test holder)) (up to 1 s: --lock-timeout)"
+expect_eq "$(grep -c 'waiting for the lock' "$ERR")" 1 "wait lines in a pipe, 1 s"
+# On a terminal, a line every few seconds.
+E2E_LAST_CMD="script (pty): cudnnctl --lock-timeout 7 install 9.1.0"
+script -qec "$(printf '%q ' "$CUDNNCTL" --root "$R6" --mirror "$URL/" --cuda 12 --lock-timeout 7 install 9.1.0)" /dev/null >"$ERR" 2>&1 </dev/null || true
+expect_contains "$ERR" "cudnnctl: still waiting for the lock, 5 s of 7 s: held by "
+# Interrupted while waiting: nothing changed, whatever journal the holder has.
+echo '{}' >"$R6/var/lib/cudnnctl/journal.json"
+"$CUDNNCTL" --root "$R6" --mirror "$URL/" --cuda 12 --lock-timeout 60 install 9.1.0 >"$OUT" 2>"$ERR" </dev/null &
+waiter=$!
+for _ in $(seq 200); do grep -q "waiting for the lock" "$ERR" && break; sleep 0.1; done
+kill -INT "$waiter"
+rc=0
+wait "$waiter" || rc=$?
+expect_eq "$rc" 130 "exit status of the interrupted wait"
+expect_contains "$ERR" "cudnnctl: interrupted by SIGINT while waiting for the lock (held by "
+expect_contains "$ERR" "): nothing was changed, the installed and active cuDNN are as they were"
+expect_not_contains "$ERR" "a transaction is unfinished"
+rm "$R6/var/lib/cudnnctl/journal.json"
 exec {lockfd}>&-
 expect_exit 0 cudnnctl --root "$R6" --mirror "$URL/" --cuda 12 --lock-timeout 0 install 9.1.0
 

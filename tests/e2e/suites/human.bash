@@ -134,6 +134,16 @@ expect_exit 0 cudnnctl --root "$R2" --mirror "$MIRROR_URL/redist/" --cuda 12 sea
 expect_contains "$OUT" "*ip 8.9.7"
 expect_contains "$OUT" " ip 9.1.0"
 grep -q "^  p 9.2.0 .*CUDA 12 717.7 MiB" "$OUT" || fail "the built-in 9.2.0 is not listed with its CUDA 12 size"
+# Where each release can come from (issue 37, item 7): the built-in list's own are marked.
+grep -q "^  p 9.2.0 .*CUDA 12 717.7 MiB.*  (not on the mirror)$" "$OUT" || fail "9.2.0 is not marked as missing from the mirror"
+grep "^ ip 9.1.0 " "$OUT" | grep -qv "not on the mirror" || fail "9.1.0, which the mirror serves, is marked"
+expect_contains "$OUT" "(not on the mirror): in cudnnctl's built-in list only; to install one, mirror it first (\`cudnnctl mirror VERSION --to DIR\` where NVIDIA's server is reachable)"
+# When the built-in list was made: the newest release it knows.
+expect_contains "$OUT" "built-in list: 25 releases, made from NVIDIA's redistrib manifests up to 9.27.0 (released 2026-09-29); newer releases are found on a mirror"
+# Installing one of them says what the mirror serves instead of calling its URL wrong.
+expect_exit 3 cudnnctl --root "$R2" --mirror "$MIRROR_URL/redist/" --cuda 12 --json install 9.2.0
+err_is mirror_not_found network 3
+expect_json 'd["error"]["message"]' "$MIRROR_URL/redist/ serves 8.9.6.50, 8.9.7, 9.1.0, 9.27.0 but not 9.2.0: mirror it there (\`cudnnctl mirror 9.2.0 --to DIR\` where NVIDIA's server is reachable) or add a --mirror that has it (\`cudnnctl search\` marks the releases no mirror serves)"
 
 TEST "search PATTERN: a version prefix; a file:// mirror is listed as a directory; read-only"
 BEFORE2=$(tree_snapshot "$R2")
@@ -192,6 +202,14 @@ expect_not_contains "$ERR" "debug-sha256"
 expect_exit 2 cudnnctl --root "$RE" --json frobnicate
 err_is usage usage 2
 expect_not_contains "$OUT" "debug-sha256"
+
+TEST "did-you-mean for a mistyped option and for latest (issue 37, item 8)"
+expect_exit 2 cudnnctl --root "$RE" install 9.1.0 --no-smok
+expect_eq "$(cat "$ERR")" 'cudnnctl: error: unknown option --no-smok (did you mean --no-smoke?) for `cudnnctl install` (see cudnnctl --help)' "stderr"
+expect_exit 2 cudnnctl --root "$RE" --verbos status
+expect_contains "$ERR" 'unknown option --verbos (did you mean --verbose?)'
+expect_exit 2 cudnnctl --root "$RE" --mirror "$M" --cuda 12 install lates
+expect_eq "$(cat "$ERR")" 'cudnnctl: error: invalid VERSION "lates" (did you mean latest?): give a release label like 9.2.0 or a full version like 9.2.0.82' "stderr"
 
 TEST "cudnnctl help [COMMAND]"
 expect_exit 0 cudnnctl --root "$RE" help

@@ -168,6 +168,21 @@ fs_log_has "status-once=503/redistrib_9.1.0.json${T}-${T}503"
 fs_log_has "status-once=503/redistrib_9.1.0.json${T}-${T}200"
 cr_check "$R" --allowed 1 --clean --loader
 N=$((N + 1))
+TEST "network: a dead first mirror is a warning naming it; -v prints a line per try"
+R=$(new_root)
+dead=http://127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+expect_exit 0 cudnnctl -v --root "$R" --mirror "$dead/" --mirror "$U/" --cuda 12 --platform linux-x86_64 install 9.1.0
+expect_contains "$ERR" "cudnnctl: GET $dead/redistrib_9.1.0.json (try 1 of 3)"
+expect_contains "$ERR" "cudnnctl: GET $dead/redistrib_9.1.0.json (try 3 of 3)"
+expect_contains "$ERR" "cudnnctl:   next try in "
+expect_contains "$ERR" "cudnnctl: warning: mirror $dead/redistrib_9.1.0.json failed ("
+expect_contains "$ERR" "); falling back to $U/redistrib_9.1.0.json"
+expect_contains "$ERR" "cudnnctl: GET $U/redistrib_9.1.0.json (try 1 of 3)"
+R=$(new_root)
+expect_exit 0 cudnnctl --root "$R" --mirror "$dead/" --mirror "$U/" --cuda 12 --platform linux-x86_64 install 9.1.0
+expect_not_contains "$ERR" "(try 1 of"
+expect_eq "$(grep -c 'cudnnctl: warning: mirror .* failed' "$ERR")" 1 "fallback warnings without -v"
+N=$((N + 1))
 TEST "network: a manifest cut in the middle is fetched again"
 R=$(new_root)
 expect_exit 0 cudnnctl --root "$R" --mirror "$U/fault/cut-once=1000/" --cuda 12 --platform linux-x86_64 install 9.1.0

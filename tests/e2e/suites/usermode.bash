@@ -44,6 +44,14 @@ expect_file "$H/.local/state/cudnnctl/history.jsonl"
 expect_file "$H/.local/state/cudnnctl/lock"
 [ -n "$(ls "$H/.cache/cudnnctl"/*.tar.xz 2>/dev/null)" ] || fail "no cached archive under ~/.cache/cudnnctl"
 expect_contains "$ERR" "loader check skipped: --user mode"
+# The cache is named where it is (issue 37, item 5), by install, status and list alike.
+expect_contains "$OUT" " in $H/.cache/cudnnctl (\`cudnnctl gc --cache\` empties it;"
+expect_not_contains "$OUT" "/var/cache/cudnnctl"
+expect_exit 0 as_user "$CUDNNCTL" --user status
+expect_contains "$OUT" "cache:    "
+expect_contains "$OUT" " in $H/.cache/cudnnctl ("
+expect_exit 0 as_user "$CUDNNCTL" --user list
+expect_contains "$OUT" " in $H/.cache/cudnnctl ("
 expect_exit 0 as_user "$CUDNNCTL" --user --json rollback
 expect_json 'd["active"]["version"]' 9.1.0.70
 expect_json 'd["active"]["path"]' "$P/store/$E1"
