@@ -54,4 +54,29 @@ test as a gate and automatic rollback.
 The package also ships systemd units: a boot-time check of the active
 cuDNN (cudnnctl-verify.service), an optional automatic rollback when that
 check fails, and a daily doctor (cudnnctl-doctor.timer).")
+# The portable release (scripts/release, -DCUDNNCTL_PORTABLE_PREFIX): everything but glibc is
+# inside the executables, so the .deb depends on libc6 (>= 2.31) alone (no library name that
+# Ubuntu's t64 transition renamed) and the same tree makes an .rpm that requires only glibc.
+if(CUDNNCTL_PORTABLE_PREFIX)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.31)")
+  set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
+  set(CPACK_RPM_PACKAGE_RELEASE 1)
+  set(CPACK_RPM_PACKAGE_ARCHITECTURE x86_64)
+  set(CPACK_RPM_PACKAGE_LICENSE Apache-2.0)
+  set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
+  set(CPACK_RPM_PACKAGE_URL ${CPACK_DEBIAN_PACKAGE_HOMEPAGE})
+  set(CPACK_RPM_PACKAGE_DESCRIPTION ${CPACK_DEBIAN_PACKAGE_DESCRIPTION})
+  set(CPACK_RPM_PACKAGE_AUTOREQPROV OFF)
+  set(CPACK_RPM_PACKAGE_REQUIRES "glibc >= 2.31")
+  set(CPACK_RPM_SPEC_MORE_DEFINE "%define _build_id_links none")
+  set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${PROJECT_SOURCE_DIR}/packaging/rpm/post)
+  set(CPACK_RPM_POST_UNINSTALL_SCRIPT_FILE ${PROJECT_SOURCE_DIR}/packaging/rpm/post)
+  # Directories the distribution's own packages own (filesystem, systemd, man-db, ...).
+  set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
+    /usr/lib/systemd /usr/lib/systemd/system /usr/libexec /usr/share/man /usr/share/man/man1
+    /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/zsh
+    /usr/share/zsh/vendor-completions /usr/share/fish /usr/share/fish/vendor_completions.d
+    /usr/share/lintian /usr/share/lintian/overrides /usr/share/doc)
+endif()
 include(CPack)

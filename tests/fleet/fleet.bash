@@ -19,7 +19,9 @@ FLEET_DIR=$E2E_TMP/fleet
 FLEET_NODES=()
 declare -A FLEET_PORT=()
 FLEET_TIME_BOUND=${FLEET_TIME_BOUND:-1500}
-FLEET_BOOT_TIMEOUT=${FLEET_BOOT_TIMEOUT:-180}
+# Generous: a reboot on a loaded 2-core machine (or nested in a container) took over 180 s in
+# CI; the polls stop as soon as the new boot answers.
+FLEET_BOOT_TIMEOUT=${FLEET_BOOT_TIMEOUT:-420}
 
 # fleet_requirements: skip (with the reason) unless the host can run the fleet.
 fleet_requirements() {
@@ -201,7 +203,14 @@ _fleet_wait_new_boot() {
     [ -z "$id" ] || [ "$id" == "$old" ] || break
     sleep 1
   done
-  [ -n "$id" ] && [ "$id" != "$old" ] || fail "$name did not boot again within ${FLEET_BOOT_TIMEOUT}s"
+  if [ -z "$id" ] || [ "$id" == "$old" ]; then
+    # Why: the supervisor's nspawn exits, the console, and the node's own journal (persistent).
+    _e2e_say "$name: supervisor:" && tail -5 "$FLEET_DIR/nodes/$name/supervisor.log" >&"$_E2E_ERRFD" 2>&1 || true
+    _e2e_say "$name: console:" && tail -30 "$FLEET_DIR/nodes/$name/console.log" >&"$_E2E_ERRFD" || true
+    _e2e_say "$name: journal:" &&
+      journalctl -D "$FLEET_DIR/nodes/$name/root/var/log/journal" --no-pager -n 60 >&"$_E2E_ERRFD" 2>&1 || true
+    fail "$name did not boot again within ${FLEET_BOOT_TIMEOUT}s"
+  fi
   fleet_wait "$name"
 }
 

@@ -3,7 +3,9 @@
 
 #include "fetch/classify.hpp"
 
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 #ifndef CUDNNCTL_VERSION
 #error "CUDNNCTL_VERSION must be defined by the build"
@@ -79,6 +81,11 @@ Status CurlHandle::prepare(const std::string& url, const Options& options, uint6
     // the given file the whole trust store (not an addition to the system's CAs).
     CUDNNCTL_SETOPT(check, h, CURLOPT_CAINFO, options.cacert->c_str());
     CUDNNCTL_SETOPT(check, h, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  } else if (static const std::optional<std::string> system_bundle = system_ca_bundle();
+             system_bundle) {
+    // The portable release's static libcurl has no built-in bundle path (it runs on
+    // distributions that keep the system store in different places): the first store found.
+    CUDNNCTL_SETOPT(check, h, CURLOPT_CAINFO, system_bundle->c_str());
   }
   // RESUME_FROM_LARGE (not a hand-set CURLOPT_RANGE): libcurl then refuses a 200 answer with
   // CURLE_RANGE_ERROR instead of appending the whole file to our partial one.
@@ -97,6 +104,24 @@ Status CurlHandle::prepare(const std::string& url, const Options& options, uint6
 }
 
 #undef CUDNNCTL_SETOPT
+
+std::optional<std::string> first_ca_bundle(std::span<const char* const> candidates) {
+  for (const char* path : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) {
+      return std::string(path);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> system_ca_bundle() {
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  if (info != nullptr && (info->cainfo != nullptr || info->capath != nullptr)) {
+    return std::nullopt; // libcurl's own default (a distribution's libcurl) stays
+  }
+  return first_ca_bundle(kSystemCaBundles);
+}
 
 CURLcode CurlHandle::perform() {
   m_error[0] = '\0';

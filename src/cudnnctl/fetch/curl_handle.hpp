@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <curl/curl.h>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 namespace cudnnctl::fetch {
@@ -56,5 +58,23 @@ private:
   std::unique_ptr<CURL, Deleter> m_handle;
   std::array<char, CURL_ERROR_SIZE> m_error{};
 };
+
+// The system CA stores searched, in this order, when libcurl has no default bundle of its own
+// (the portable release links a libcurl built without one; README "Install", docs/ARCHITECTURE.md
+// "Portable release"). --cacert replaces the search.
+inline constexpr std::array<const char*, 6> kSystemCaBundles = {
+    "/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Arch, Gentoo
+    "/etc/pki/tls/certs/ca-bundle.crt",                  // RHEL, Rocky, Alma, Fedora, Amazon Linux
+    "/etc/ssl/ca-bundle.pem",                            // SUSE, SLES
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // RHEL's extracted store
+    "/etc/ssl/cert.pem",                                 // Alpine
+    "/etc/pki/tls/cacert.pem",                           // OpenELEC and old RHEL
+};
+// The first of `candidates` that is a regular file (symlinks followed), else nullopt.
+[[nodiscard]] std::optional<std::string> first_ca_bundle(std::span<const char* const> candidates);
+// nullopt when the linked libcurl has a default bundle or path of its own; else the first of
+// kSystemCaBundles that exists (nullopt when none does: libcurl then fails the TLS handshake
+// with CURLE_PEER_FAILED_VERIFICATION, which names --cacert).
+[[nodiscard]] std::optional<std::string> system_ca_bundle();
 
 } // namespace cudnnctl::fetch
