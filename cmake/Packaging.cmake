@@ -70,8 +70,9 @@ if(CUDNNCTL_PORTABLE_PREFIX)
   set(CPACK_RPM_PACKAGE_AUTOREQPROV OFF)
   set(CPACK_RPM_PACKAGE_REQUIRES "glibc >= 2.31")
   set(CPACK_RPM_SPEC_MORE_DEFINE "%define _build_id_links none")
-  set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${PROJECT_SOURCE_DIR}/packaging/rpm/post)
-  set(CPACK_RPM_POST_UNINSTALL_SCRIPT_FILE ${PROJECT_SOURCE_DIR}/packaging/rpm/post)
+  # No %post/%postun: a scriptlet would add "Requires: /bin/sh", and systemd's own file
+  # triggers on /usr/lib/systemd/system (RHEL/Rocky/Alma 9, Fedora, SUSE) already run
+  # daemon-reload when a package adds or removes a unit there.
   # Directories the distribution's own packages own (filesystem, systemd, man-db, ...).
   set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/lib/systemd /usr/lib/systemd/system /usr/libexec /usr/share/man /usr/share/man/man1

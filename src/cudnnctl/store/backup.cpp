@@ -135,7 +135,7 @@ json backup_meta_json(const BackupMeta& m) {
             {"kind", m.kind},
             {"created", m.created},
             {"version", m.version},
-            {"label", m.label},
+            {"label", m.label.empty() ? m.version : m.label}, // as a missing label reads
             {"cuda", m.cuda},
             {"platform", m.platform},
             {"components", m.components},

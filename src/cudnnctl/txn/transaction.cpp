@@ -667,6 +667,10 @@ Status Transaction::record(const std::string& result, const std::string& message
   // The history record is the commit record: once it is on disk the transaction is done,
   // and recovery only removes a journal whose txid it finds there (no second record).
   TRY(store::append_history(layout, rec));
+  if (!m_back_link.empty()) { // committed: the prepared way back is not needed any more
+    (void)::unlink(m_back_link.c_str());
+    m_back_link.clear();
+  }
   Status cleared = util::hook("after-history");
   if (cleared) {
     cleared = clear_journal(layout);
