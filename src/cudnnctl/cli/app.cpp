@@ -37,7 +37,9 @@ void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
                  "Mirror base URL laid out like NVIDIA's redist server (repeatable, in order)")
       ->allow_extra_args(false);
   app.add_option("--manifest", g.manifest, "redistrib JSON file or URL to use");
-  app.add_option("--cuda", g.cuda, "CUDA major of the build (default: the installed toolkit's)")
+  app.add_option(
+         "--cuda", g.cuda,
+         "CUDA major of the build (default: the installed toolkit's, else the active build's)")
       ->check(CLI::Range(1, 99));
   app.add_option("--platform", g.platform, "linux-x86_64, linux-sbsa or linux-aarch64");
   app.add_option("--cacert", g.cacert, "CA bundle for HTTPS mirrors")->check(CLI::ExistingFile);

@@ -807,6 +807,16 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
       target.cuda_source = "the name of " + *o.archive;
     }
   }
+  if (!target.cuda) {
+    // No --cuda, config or toolkit: the active build's major is kept where the release has it.
+    std::vector<std::string> ignored;
+    if (auto view = store::read_store(ctx.layout(), ignored)) {
+      if (const auto* e = view->active_entry(); e && e->cuda_major > 0) {
+        target.active_cuda = e->cuda_major;
+        target.active_label = e->label.empty() ? e->version : e->label;
+      }
+    }
+  }
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   out.requested = o.version;
@@ -830,10 +840,10 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   if (!ctx.dry_run()) {
     prefetch.emplace(gates_env(ctx).smoke_timeout());
   }
-  if (!target.cuda) {
+  if (!target.cuda && !target.active_cuda) {
     ctx.warn("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
              "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
-  } else {
+  } else if (target.cuda) { // else the active build's major, if the release has it (resolve)
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
   }
   auto resolved = release::resolve_release(sources(ctx), ctx.notes(), o.version, target);

@@ -312,7 +312,27 @@ Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
     return fail(*refusal);
   }
   std::vector<std::string> warnings;
-  TRY_ASSIGN(r.selection, manifest::select_package(m, target.platform, target.cuda, warnings));
+  std::optional<int> cuda = target.cuda;
+  if (!cuda && target.active_cuda) {
+    // Nothing decides the CUDA major: keep the active build's rather than switch the node to
+    // the newest variant unasked (issue 37, item 6).
+    std::vector<std::string> ignored;
+    if (manifest::select_package(m, target.platform, target.active_cuda, ignored)) {
+      cuda = target.active_cuda;
+      notes.info("CUDA major " + std::to_string(*cuda) + " from the active build (" +
+                     target.active_label + "); --cuda N chooses another",
+                 1);
+    }
+  }
+  TRY_ASSIGN(r.selection, manifest::select_package(m, target.platform, cuda, warnings));
+  if (!cuda && target.active_cuda && r.selection.cuda_major != *target.active_cuda) {
+    warnings.clear(); // select_package's "no CUDA major requested": this one says more
+    notes.warn("cuDNN " + r.selection.version + " has no CUDA " +
+               std::to_string(*target.active_cuda) + " build, the active build's (" +
+               target.active_label + "): this is its CUDA " +
+               std::to_string(r.selection.cuda_major) + " build, which needs a CUDA " +
+               std::to_string(r.selection.cuda_major) + " runtime; give --cuda N to choose");
+  }
   for (const auto& w : warnings) {
     notes.warn(w);
   }

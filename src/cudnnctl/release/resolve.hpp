@@ -39,6 +39,10 @@ struct Target {
   std::optional<int> toolkit; // the CUDA toolkit's major under the root, also with --cuda
   std::string toolkit_source; // "CUDA 13.0 at /usr/local/cuda (header)"
   bool force = false;         // --force: a requirement refusal (exit 7) becomes a warning
+  // The active build's CUDA major and label ("9.1.0"), used when nothing above decides
+  // (no --cuda, no config, no toolkit under the root) and the release has a build for it.
+  std::optional<int> active_cuda;
+  std::string active_label;
 };
 
 // Platform and CUDA major for this command (no network): the flags, else the config, else

@@ -172,6 +172,22 @@ TEST "install latest really installs it"
 expect_exit 0 cudnnctl --root "$RE" --mirror "$MIRROR_URL/redist/" --cuda 12 --json install latest
 expect_json 'd["active"]["version"]' 9.27.0.42
 
+TEST "no toolkit, no --cuda: the active build's CUDA major is kept, or the change is a warning (issue 37, item 6)"
+RA=$(cr_copy empty activecuda)
+expect_exit 0 cudnnctl --root "$RA" --mirror "$M" --cuda 12 --json install 9.1.0
+expect_exit 0 cudnnctl --root "$RA" --mirror "$M" --json --dry-run install 9.27.0
+expect_json 'd["data"]["archive"]["cuda"]' 12 # the newest variant would be 13
+expect_json 'd["warnings"]' '[]'
+expect_exit 0 cudnnctl --root "$RA" --mirror "$M" -v --dry-run install 9.27.0
+expect_contains "$ERR" "CUDA major 12 from the active build (9.1.0); --cuda N chooses another"
+expect_exit 0 cudnnctl --root "$RA" --mirror "$M" --cuda 13 --json --dry-run install 9.27.0
+expect_json 'd["data"]["archive"]["cuda"]' 13 # --cuda still decides
+RB=$(cr_copy empty activecuda11)
+expect_exit 0 cudnnctl --root "$RB" --mirror "$M" --cuda 11 --json install 9.1.0
+expect_exit 0 cudnnctl --root "$RB" --mirror "$M" --json --dry-run install 9.27.0
+expect_json 'd["data"]["archive"]["cuda"]' 13
+expect_json 'd["warnings"]' '["cuDNN 9.27.0.42 has no CUDA 11 build, the active build'"'"'s (9.1.0): this is its CUDA 13 build, which needs a CUDA 13 runtime; give --cuda N to choose"]'
+
 # --- help and version --------------------------------------------------------------------------
 TEST "install --help shows the global options and an example"
 expect_exit 0 cudnnctl install --help
