@@ -20,7 +20,12 @@ add_custom_command(
 add_custom_target(cudnnctl_deb_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog.Debian.gz)
 install(FILES ${CUDNNCTL_DEB_DIR}/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.Debian.gz
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/cudnnctl COMPONENT deb)
-install(FILES ${CUDNNCTL_DEB_DIR}/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+# The portable release embeds libcurl and zlib on purpose: its own overrides say so.
+set(CUDNNCTL_LINTIAN_OVERRIDES ${CUDNNCTL_DEB_DIR}/lintian-overrides)
+if(CUDNNCTL_PORTABLE_PREFIX)
+  set(CUDNNCTL_LINTIAN_OVERRIDES ${PROJECT_SOURCE_DIR}/packaging/portable/lintian-overrides)
+endif()
+install(FILES ${CUDNNCTL_LINTIAN_OVERRIDES} DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
         RENAME cudnnctl COMPONENT deb)
 
 set(CPACK_GENERATOR DEB)
