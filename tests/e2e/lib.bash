@@ -278,6 +278,16 @@ std_mirror() {
   echo "$m"
 }
 
+# expect_installed_gated BIN: an installed layout's cudnnctl (a package's, the tarball's) finds
+# its smoke helper in ../libexec/cudnnctl/: an install through it is gated (no GPU: "skipped",
+# never "not found", which would fail the install). Leaves the root in $R.
+expect_installed_gated() {
+  R=$(new_root)
+  expect_exit 0 env -u CUDNNCTL_SMOKE_HELPER "$1" --root "$R" --mirror "file://$(std_mirror)" --cuda 12 --json install 9.1.0
+  expect_json '[c["status"] for c in d["data"]["checks"] if c["name"] == "smoke"]' '["skipped"]'
+  expect_json 'd["data"]["smoke"]["message"].startswith("cudnnctl-smoke not found")' false
+}
+
 # probe_bin: build tests/fixtures/stub/probe.c once (no RPATH) and print its path.
 probe_bin() {
   local p=$E2E_TMP/probe

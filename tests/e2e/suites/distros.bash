@@ -40,7 +40,18 @@ if [ ! -f "$DEB" ] || [ ! -f "$TGZ" ] || [ ! -f "$RPM" ]; then
   expect_exit 0 env CUDNNCTL_RELEASE_DIR="$CUDNNCTL_BUILD_DIR/release" bash "$REPO/scripts/release" --out "$DIST"
 fi
 expect_file "$DEB"
-M=$(std_mirror)
+# The mirror's stand-in libraries are compiled against the release's Debian 11 build root
+# (glibc 2.31): compiled on this Debian 12 machine they need GLIBC_2.34, and install's runtime
+# gate rightly refuses them in the bullseye container ("cannot be loaded").
+SYSROOT=
+for d in "$CUDNNCTL_BUILD_DIR"/release/sysroot-*; do
+  [ -f "$d/.complete" ] && SYSROOT=$d
+done
+[ -n "$SYSROOT" ] || fail "no Debian 11 build root under $CUDNNCTL_BUILD_DIR/release (scripts/release makes it)"
+SL=$SYSROOT/usr/lib/x86_64-linux-gnu
+printf '#!/bin/sh\nexec gcc --sysroot=%s -B%s/ -L%s "$@"\n' "$SYSROOT" "$SL" "$SL" >"$E2E_TMP/cc-glibc231"
+chmod +x "$E2E_TMP/cc-glibc231"
+M=$(CC=$E2E_TMP/cc-glibc231 std_mirror)
 
 # host SUITE: a fresh overlay over the cached root of SUITE; sets H (its root as the host sees it).
 host() {

@@ -320,6 +320,21 @@ c_b19() {
   rm -rf "$R/etc"
   ln -s "$OUTSIDE/etc" "$R/etc"
   tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.before"
+  # The configuration directory is a file cudnnctl trusts: where the host path and the path
+  # inside the root lead to different directories, it is refused before anything is written
+  # (issue 34, F5), and nothing changes inside the root or outside it.
+  if [ -d "$R$OUTSIDE/etc/cudnnctl" ]; then
+    tree_snapshot "$R" >"$E2E_TMP/root.before"
+    expect_exit 1 "$CUDNNCTL" --root "$R" --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
+    expect_contains "$ERR" "refusing to use the configuration directory $R/etc/cudnnctl: on this host it leads to $OUTSIDE/etc/cudnnctl"
+    tree_snapshot "$R" >"$E2E_TMP/root.after"
+    cmp -s "$E2E_TMP/root.before" "$E2E_TMP/root.after" || fail "the refused install changed the root"
+    cmp -s "$E2E_TMP/outside.before" "$(tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.mid"; echo "$E2E_TMP/outside.mid")" ||
+      fail "the refused install wrote outside the root"
+    # Without a configuration directory there is nothing to disagree on: the root's own paths.
+    rm -rf "$R$OUTSIDE/etc/cudnnctl" "$OUTSIDE/etc/cudnnctl"
+    tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.before"
+  fi
   expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=mid-integration "$CUDNNCTL" --root "$R" \
     --mirror "file://$CR_MIRROR" --cuda 12 install 8.9.7
   tree_snapshot "$OUTSIDE" >"$E2E_TMP/outside.after"
