@@ -149,14 +149,15 @@ done
 TEST "trixie: the tarball's install.sh places a cudnnctl that installs from the mirror"
 in_ok trixie sh -c "mkdir -p /tmp/t && tar -C /tmp/t -xzf /dist/$(basename "$TGZ") && /tmp/t/cudnnctl-$VERSION-linux-x86_64/install.sh"
 expect_contains "$OUT" "installed cudnnctl"
-in_ok trixie /usr/local/bin/cudnnctl --root /tmp/r --mirror file:///mirror --cuda 12 install 9.27.0
-in_ok trixie /usr/local/bin/cudnnctl --root /tmp/r check --expect 9.27.0
+# (A throwaway root in /var/tmp: each command is a container of its own, with a fresh /tmp.)
+in_ok trixie sh -c "mkdir -p /var/tmp/r/etc && echo 'include /etc/ld.so.conf.d/*.conf' >/var/tmp/r/etc/ld.so.conf && /usr/local/bin/cudnnctl --root /var/tmp/r --mirror file:///mirror --cuda 12 install 9.27.0"
+in_ok trixie /usr/local/bin/cudnnctl --root /var/tmp/r check --expect 9.27.0
 expect_contains "$H/usr/local/lib/systemd/system/cudnnctl-verify.service" "ExecStart=/usr/local/bin/cudnnctl verify --smoke"
 
 TEST "bullseye: the .rpm's payload (rpm2cpio | cpio) runs on Debian 11"
 P=$E2E_TMP/host-bullseye/root/opt/rpm-payload
 mkdir -p "$P"
 expect_exit 0 bash -c "cd '$P' && rpm2cpio '$RPM' | cpio -idm --quiet"
-in_ok bullseye /opt/rpm-payload/usr/bin/cudnnctl --root /tmp/r --mirror file:///mirror --cuda 12 install 9.1.0
-in_ok bullseye /opt/rpm-payload/usr/bin/cudnnctl --root /tmp/r --json status
+in_ok bullseye sh -c "mkdir -p /var/tmp/r/etc && echo 'include /etc/ld.so.conf.d/*.conf' >/var/tmp/r/etc/ld.so.conf && /opt/rpm-payload/usr/bin/cudnnctl --root /var/tmp/r --mirror file:///mirror --cuda 12 install 9.1.0"
+in_ok bullseye /opt/rpm-payload/usr/bin/cudnnctl --root /var/tmp/r --json status
 expect_contains "$OUT" "9.1.0"
