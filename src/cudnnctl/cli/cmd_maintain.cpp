@@ -148,7 +148,7 @@ void register_maintain(CLI::App& app, Action& action) {
   gc->callback([keep, cache, &action] {
     action = [keep, cache](ops::Context& ctx, Report& report) {
       ops::GcResult r;
-      Status st = ops::gc(ctx, *keep, *cache, r);
+      Status st = ops::gc(ctx, *keep, *cache ? ops::GcCache::empty : ops::GcCache::keep, r);
       if (st) {
         render(r, ctx.dry_run(), report);
       }

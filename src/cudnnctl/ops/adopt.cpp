@@ -99,15 +99,9 @@ Result<store::EntryInfo> stage_entry(Context& ctx, const AdoptPlan& plan, const 
 }
 
 store::BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
-  store::BackupMeta m;
-  m.kind = "adopt";
-  m.created = util::utc_timestamp();
-  m.version = plan.version;
-  m.label = plan.version;
-  m.cuda = plan.cuda;
-  m.platform = plan.platform;
-  m.components = plan.components;
-  m.source_entry = plan.entry;
+  store::BackupMeta m = store::new_backup_meta(
+      "adopt", store::new_entry_info(plan.entry, plan.version, plan.version, plan.cuda,
+                                     plan.platform, plan.components, "adopted"));
   m.cuda_home = plan.home.string();
   for (const auto& c : plan.files) {
     store::BackupFile f;
@@ -435,7 +429,8 @@ Status adopt_homes(Context& ctx, const AdoptOptions& o, AdoptResult& out) {
       continue;
     }
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    TRY_ASSIGN(std::string slot, switch_slot(ctx, view, plan->version, plan->cuda, true, false));
+    TRY_ASSIGN(std::string slot, switch_slot(ctx, view, plan->version, plan->cuda,
+                                             SlotChoice::alongside, Say::nothing));
     if (ctx.dry_run()) {
       TRY_ASSIGN(int n, store::next_generation_number(ctx.layout(), view.generations));
       n = std::max(n, next);

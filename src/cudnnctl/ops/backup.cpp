@@ -19,15 +19,7 @@ namespace cudnnctl::ops {
 namespace {
 
 store::BackupMeta generation_meta(const Context& ctx, const store::EntryInfo& e, int generation) {
-  store::BackupMeta m;
-  m.kind = "generation";
-  m.created = util::utc_timestamp();
-  m.version = e.version;
-  m.label = e.label;
-  m.cuda = e.cuda_major;
-  m.platform = e.platform;
-  m.components = e.components;
-  m.source_entry = e.name;
+  store::BackupMeta m = store::new_backup_meta("generation", e);
   m.source_generation = generation;
   for (const auto& f : e.files) {
     if (f.kind != "file" && f.kind != "symlink") {

@@ -7,6 +7,7 @@
 #include "ops/activate.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
+#include "release/pass.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -38,13 +39,7 @@ struct InstallOptions {
 [[nodiscard]] Result<std::vector<std::string>> parse_components(const std::string& list);
 
 // The mirror's repack an install streamed instead of NVIDIA's archive (data.archive.repack).
-struct RepackRef {
-  std::string url;
-  std::string sha256;
-  uint64_t size = 0;
-  std::string sidecar_url;
-  std::string sidecar_sha256;
-};
+using RepackRef = release::RepackRef;
 
 // The archive an install uses (data.archive).
 struct ArchiveRef {

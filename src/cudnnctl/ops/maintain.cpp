@@ -89,9 +89,9 @@ Status remove(Context& ctx, const std::string& version_arg, RemoveResult& out) {
   return {};
 }
 
-Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) {
+Status gc(Context& ctx, std::optional<int> keep_arg, GcCache cache, GcResult& out) {
   out.keep = keep_arg.value_or(ctx.config().keep_generations);
-  out.cache = cache;
+  out.cache = cache == GcCache::empty;
   if (out.keep < 1) {
     return fail(ErrorCode::usage,
                 "--keep must be at least 1 (the active generation is always kept)");
@@ -125,7 +125,7 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) 
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
     plan(view);
-    if (cache) {
+    if (out.cache) {
       list_cache();
     }
   } else {
@@ -135,7 +135,7 @@ Status gc(Context& ctx, std::optional<int> keep_arg, bool cache, GcResult& out) 
     if (!out.plan.generations.empty() || !out.plan.entries.empty()) {
       TRY(journaled_delete(ctx, held, "gc", out.plan.generations, out.plan.entries));
     }
-    if (cache) {
+    if (out.cache) {
       list_cache();
       for (const auto& f : out.cache_files) {
         TRY(util::remove_tree(ctx.layout().cache_dir() / f));

@@ -36,11 +36,14 @@ struct GcResult : Outcome {
   uint64_t freed_bytes = 0;                      // their sum
 };
 
+// What gc does with the download cache: leaves it, or empties it too (--cache).
+enum class GcCache { keep, empty };
+
 // Keeps `keep` generations: the active one and those `rollback` would walk back to from it
 // (the newest ones when none is active); deletes the others and the store entries no kept
-// generation uses, sparing entries a running process maps. `cache`: also empties the
+// generation uses, sparing entries a running process maps; GcCache::empty also empties the
 // download cache.
-[[nodiscard]] Status gc(Context& ctx, std::optional<int> keep, bool cache, GcResult& out);
+[[nodiscard]] Status gc(Context& ctx, std::optional<int> keep, GcCache cache, GcResult& out);
 
 struct RecoverResult : Outcome {
   bool dry_pending = false;      // --dry-run: a transaction is pending

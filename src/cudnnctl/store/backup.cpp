@@ -112,6 +112,19 @@ Status check_expansion(const std::string& file, const BackupMeta& meta) {
 
 } // namespace
 
+BackupMeta new_backup_meta(std::string kind, const EntryInfo& e) {
+  BackupMeta m;
+  m.kind = std::move(kind);
+  m.created = util::utc_timestamp();
+  m.version = e.version;
+  m.label = e.label;
+  m.cuda = e.cuda_major;
+  m.platform = e.platform;
+  m.components = e.components;
+  m.source_entry = e.name;
+  return m;
+}
+
 json backup_meta_json(const BackupMeta& m) {
   json files = json::array();
   for (const auto& f : m.files) {

@@ -65,6 +65,10 @@ struct BackupMeta {
   std::vector<BackupFile> files;
 };
 
+// A backup of kind `kind` ("adopt" or "generation") of the build `e` describes (version,
+// label, CUDA, platform, components, entry name), created now; no files yet.
+[[nodiscard]] BackupMeta new_backup_meta(std::string kind, const EntryInfo& e);
+
 nlohmann::json backup_meta_json(const BackupMeta& meta);
 // Strict: unknown kinds, unsafe paths (archive/checks.hpp rules), links leaving the entry,
 // duplicate members or paths: ErrorCode::integrity.
