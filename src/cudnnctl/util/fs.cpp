@@ -75,21 +75,27 @@ Result<std::string> read_file(const fs::path& path, size_t max_size) {
   return read_fd(fd.get(), path, max_size);
 }
 
+Result<size_t> read_some(int fd, char* buf, size_t size, const fs::path& path) {
+  while (true) {
+    ssize_t n = ::read(fd, buf, size);
+    if (n >= 0) {
+      return static_cast<size_t>(n);
+    }
+    if (errno != EINTR) {
+      return fail_errno("cannot read " + path.string(), errno);
+    }
+  }
+}
+
 Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size) {
   std::string out;
   char buf[65536];
   while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return fail_errno("cannot read " + path.string(), errno);
-    }
+    TRY_ASSIGN(size_t n, read_some(fd, buf, sizeof buf, path));
     if (n == 0) {
       break;
     }
-    out.append(buf, static_cast<size_t>(n));
+    out.append(buf, n);
     if (out.size() > max_size) {
       return fail(ErrorCode::usage,
                   path.string() + " is larger than " + std::to_string(max_size) + " bytes");

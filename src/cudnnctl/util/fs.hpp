@@ -55,6 +55,9 @@ enum class Fsync { no, yes };
 // The rest of the open descriptor `fd` (at most `max_size` bytes, else a usage error naming
 // `path`).
 [[nodiscard]] Result<std::string> read_fd(int fd, const fs::path& path, size_t max_size);
+// One read(2) of at most `size` bytes, again after EINTR; 0 at the end of the file. `path`
+// names the file in the error.
+[[nodiscard]] Result<size_t> read_some(int fd, char* buf, size_t size, const fs::path& path);
 
 // fsync of a directory through an O_RDONLY|O_DIRECTORY descriptor (O_PATH gives EBADF).
 [[nodiscard]] Status fsync_dir(const fs::path& dir);

@@ -50,20 +50,14 @@ std::string Sha256::hex_final() {
 Status copy_fd(int in, int out, std::string_view src, std::string_view dst, Sha256* hash) {
   std::vector<char> buf(1 << 20);
   while (true) {
-    ssize_t n = ::read(in, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      return fail_errno("cannot read " + std::string(src), errno);
-    }
+    TRY_ASSIGN(size_t n, read_some(in, buf.data(), buf.size(), std::string(src)));
     if (n == 0) {
       return {};
     }
     if (hash) {
-      hash->update(buf.data(), static_cast<size_t>(n));
+      hash->update(buf.data(), n);
     }
-    TRY(write_all(out, buf.data(), static_cast<size_t>(n), dst));
+    TRY(write_all(out, buf.data(), n, dst));
   }
 }
 
@@ -73,18 +67,12 @@ Result<std::string> sha256_file(const std::filesystem::path& path, uint64_t* siz
   std::vector<char> buf(1 << 20);
   uint64_t total = 0;
   while (true) {
-    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return fail_errno("cannot read " + path.string(), errno);
-    }
+    TRY_ASSIGN(size_t n, read_some(fd.get(), buf.data(), buf.size(), path));
     if (n == 0) {
       break;
     }
-    hasher.update(buf.data(), static_cast<size_t>(n));
-    total += static_cast<uint64_t>(n);
+    hasher.update(buf.data(), n);
+    total += n;
   }
   if (size_out) {
     *size_out = total;
