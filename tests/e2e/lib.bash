@@ -295,6 +295,24 @@ probe_bin() {
   echo "$p"
 }
 
+# ns_prelude: the first lines of a script that `unshare -m bash SCRIPT` runs as root to let
+# cudnnctl write to the real `/`: a private copy of /etc (ldconfig rewrites /etc/ld.so.cache),
+# tmpfs over /opt, /var/lib and /var/cache, and over /usr/local (install adopts a hand-made
+# cuDNN it finds in /usr/local/cuda and replaces it by links, issue 5: the host's CUDA home,
+# which holds a real cuDNN on some machines, stays hidden). The host's files are never touched.
+ns_prelude() {
+  cat <<'EOF'
+set -eu
+mount --make-rprivate /
+T=$(mktemp -d)
+mount -t tmpfs tmpfs "$T"
+cp -a /etc "$T/etc"
+mount --bind "$T/etc" /etc
+for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "$d"; done
+mount -t tmpfs tmpfs /usr/local
+EOF
+}
+
 # start_nginx DIR [RATE]: serve DIR on 127.0.0.1 at a free port; sets MIRROR_URL
 # (http://127.0.0.1:PORT), NGINX_PID, NGINX_DIR (config, access.log, error.log). RATE is an
 # nginx limit_rate value such as 100k. Call it directly, not in $(...). Skips if no nginx.

@@ -298,21 +298,12 @@ fi
 
 NS=$E2E_TMP/ns
 mkdir -p "$NS"
-# ns_run BODY: run BODY (bash) as root / inside a private mount namespace where /etc is a
-# copy and /opt, /var/lib, /var/cache are tmpfs. `rec NAME ARGS...` runs cudnnctl --json
+# ns_run BODY: run BODY (bash) as root / inside a private mount namespace (ns_prelude). `rec NAME ARGS...` runs cudnnctl --json
 # ARGS and keeps $NS/NAME.json and $NS/NAME.rc.
 ns_run() {
-  cat >"$NS/inside.sh" <<EOF
-set -eu
-mount --make-rprivate /
-T=\$(mktemp -d)
-mount -t tmpfs tmpfs "\$T"
-cp -a /etc "\$T/etc"
-mount --bind "\$T/etc" /etc
-for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
-# install adopts a hand-made cuDNN it finds in /usr/local/cuda and replaces it by links (issue
-# 5): hide the host's CUDA home, which holds a real cuDNN on some machines.
-mount -t tmpfs tmpfs /usr/local
+  {
+    ns_prelude
+    cat <<EOF
 unset LD_LIBRARY_PATH CUDNNCTL_TEST_PROC CUDNNCTL_TEST_FAIL_AT
 NS=$NS
 URL=$URL
@@ -326,6 +317,7 @@ rec() {
 }
 $1
 EOF
+  } >"$NS/inside.sh"
   expect_exit 0 unshare -m bash "$NS/inside.sh"
 }
 ns_rc() { cat "$NS/$1.rc"; }

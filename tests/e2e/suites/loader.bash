@@ -103,19 +103,10 @@ int main(int argc, char** argv) {
 }
 EOF
 ${CC:-cc} -O1 -o "$WHICH" "$E2E_TMP/which.c" -ldl
-# Everything the test writes lands on tmpfs inside the namespace: /opt, /var/lib, /var/cache and
-# a copy of /etc (ldconfig rewrites /etc/ld.so.cache). The host's files are never touched.
-cat >"$E2E_TMP/inside.sh" <<EOF
-set -eu
-mount --make-rprivate /
-T=\$(mktemp -d)
-mount -t tmpfs tmpfs "\$T"
-cp -a /etc "\$T/etc"
-mount --bind "\$T/etc" /etc
-for d in /opt /var/lib /var/cache; do mount -t tmpfs tmpfs "\$d"; done
-# Since issue 5, install adopts a hand-made cuDNN it finds in /usr/local/cuda and replaces the
-# files by links: hide the host's CUDA home (a real cuDNN lives there on some machines).
-mount -t tmpfs tmpfs /usr/local
+# Everything the test writes lands on tmpfs inside the namespace (ns_prelude).
+{
+  ns_prelude
+  cat <<EOF
 unset LD_LIBRARY_PATH
 # The host's /usr/local/cuda is CUDA 13: --force accepts the CUDA 12 builds (exit 7 otherwise).
 "$CUDNNCTL" --mirror "$URL/" --cuda 12 --force install 9.1.0 >&2
@@ -126,6 +117,7 @@ echo "second: \$("$WHICH" libcudnn.so.9)"
 echo "rolled: \$("$WHICH" libcudnn.so.9)"
 echo "dropin: \$(grep -v '^#' /etc/ld.so.conf.d/00-cudnnctl.conf)"
 EOF
+} >"$E2E_TMP/inside.sh"
 host_cache=$(sha256sum /etc/ld.so.cache)
 host_cudnn() { find /usr/local -maxdepth 5 \( -name 'libcudnn*' -o -name 'cudnn*.h' \) -printf '%p %y %s %T@ %l\n' 2>/dev/null | sort; }
 host_cudnn_before=$(host_cudnn)

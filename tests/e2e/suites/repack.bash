@@ -6,30 +6,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_DIR/crash_lib.bash"
 require_cudnnctl
-command -v zstd >/dev/null || skip "the zstd CLI is not installed (scripts/install-deps)"
+source "$E2E_DIR/repack_lib.bash"
 
-M=$(std_mirror)
-start_nginx "$M"
-SRC=$MIRROR_URL
 R0=$(new_root)
-D=$E2E_TMP/site
-A91=cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz
-Z91=${A91%.tar.xz}.tar.zst
 TOP=$(basename "$A91" .tar.xz)
-SHA91=$(sha256sum "$M/$A91" | cut -d' ' -f1)
-SC=cudnnctl-repack/$SHA91.json
 export LC_ALL=C
 
 # sidecar_get EXPR [FILE]: a value of the sidecar (python expression over s).
 sidecar_get() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "${2:-$D/$SC}" "$1"; }
-# host_root PINSFILE: a fresh root that trusts PINSFILE.
-host_root() {
-  local r
-  r=$(new_root)
-  mkdir -p "$r/etc/cudnnctl/pins.d"
-  cp "$1" "$r/etc/cudnnctl/pins.d/site.sha256"
-  echo "$r"
-}
 # repinned_root SIDECAR [NAME [PINS]]: a fresh root trusting PINS (default the site's) with its
 # sidecar line replaced by SIDECAR's sha256 under NAME (default $SC): a changed sidecar that the
 # site vouches for.

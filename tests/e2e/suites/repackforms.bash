@@ -5,16 +5,8 @@
 # form it would install and why. Real nginx on loopback, real archives (mkmirror), real zstd.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 require_cudnnctl
-command -v zstd >/dev/null || skip "the zstd CLI is not installed (scripts/install-deps)"
+source "$E2E_DIR/repack_lib.bash"
 
-M=$(std_mirror)
-start_nginx "$M"
-SRC=$MIRROR_URL
-D=$E2E_TMP/site
-A91=cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz
-Z91=${A91%.tar.xz}.tar.zst
-SHA91=$(sha256sum "$M/$A91" | cut -d' ' -f1)
-SC=cudnnctl-repack/$SHA91.json
 expect_exit 0 cudnnctl --root "$(new_root)" --mirror "$SRC" --platform linux-x86_64 --cuda 12 \
   mirror 9.1.0 --to "$D" --repack zstd
 ZSHA=$(sha256sum "$D/$Z91" | cut -d' ' -f1)
@@ -23,13 +15,6 @@ start_nginx "$D"
 SITE=$MIRROR_URL
 SITE_LOG=$NGINX_DIR/access.log
 
-host_root() {
-  local r
-  r=$(new_root)
-  mkdir -p "$r/etc/cudnnctl/pins.d"
-  cp "$1" "$r/etc/cudnnctl/pins.d/site.sha256"
-  echo "$r"
-}
 no_entry() { expect_eq "$(find "$1/opt/cudnn/store" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0 "store entries in $1"; }
 installed_sums() { (cd "$1/opt/cudnn/current/" && find -L . -type f ! -name '.cudnnctl-entry.json' -exec sha256sum {} + | sort -k2); }
 

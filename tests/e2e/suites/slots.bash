@@ -5,16 +5,8 @@
 # N per slot; remove refuses what any slot has active; status/list --json list every slot.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 require_cudnnctl
-
-M=$(std_mirror)
-R=$(new_root)
-# A CUDA home without toolkit files: the CUDA-home links are made, no CUDA major is detected.
-mkdir -p "$R/usr/local/cuda/include" "$R/usr/local/cuda/lib64"
-c() { cudnnctl --root "$R" --mirror "file://$M" "$@"; }
-E9=9.27.0.42-cuda13-linux-x86_64
-E8=8.9.7.29-cuda12-linux-x86_64
+source "$E2E_DIR/slots_lib.bash"
 E86=8.9.6.50-cuda12-linux-x86_64
-E91=9.1.0.70-cuda12-linux-x86_64
 provider() { ldconfig -r "$R" -p | awk -v s="$1" '$1 == s && /x86-64/ { print $NF; exit }'; }
 expect_provider() { expect_eq "$(provider "$1")" "/opt/cudnn/store/$2/lib/$1" "ld.so cache entry for $1"; }
 snap() { tree_snapshot "$R/opt/cudnn/store/$1"; readlink "$R/opt/cudnn/slots/$2" 2>/dev/null || readlink "$R/opt/cudnn/current"; }

@@ -4,15 +4,7 @@
 # Under temporary roots with the standard mirror and the real `ldconfig -r`.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 require_cudnnctl
-
-M=$(std_mirror)
-R=$(new_root)
-# A CUDA home without toolkit files: the CUDA-home links are made, no CUDA major is detected.
-mkdir -p "$R/usr/local/cuda/include" "$R/usr/local/cuda/lib64"
-c() { cudnnctl --root "$R" --mirror "file://$M" "$@"; }
-E9=9.27.0.42-cuda13-linux-x86_64
-E8=8.9.7.29-cuda12-linux-x86_64
-E91=9.1.0.70-cuda12-linux-x86_64
+source "$E2E_DIR/slots_lib.bash"
 provider() { ldconfig -r "$1" -p | awk -v s="$2" '$1 == s && /x86-64/ { print $NF; exit }'; }
 # doctor exits 0, or 8 for error findings of the fake root: either way a report.
 doctor_json() {
