@@ -87,17 +87,27 @@ TEST_CASE("generations: create, list, current, rollback target", "[store][genera
 
 TEST_CASE("history: appended lines survive a torn last line", "[store][history]") {
   Layout l = fresh_layout("hist");
-  REQUIRE(append_history(l, {{"command", "install"}, {"result", "ok"}}));
+  auto record = [](std::string command) {
+    HistoryRecord r;
+    r.command = std::move(command);
+    r.result = "ok";
+    return r;
+  };
+  REQUIRE(append_history(l, record("install")));
   // A crash in the middle of an append leaves half a line.
   {
     auto fd = util::open_fd(l.history_file(), O_WRONLY | O_APPEND);
     REQUIRE(fd);
     REQUIRE(util::write_all(fd->get(), "{\"command\": \"us", 15, "history"));
   }
-  REQUIRE(append_history(l, {{"command", "rollback"}, {"result", "ok"}}));
+  REQUIRE(append_history(l, record("rollback")));
   std::vector<std::string> warnings;
-  auto records = read_history(l, warnings);
-  REQUIRE(records);
+  auto typed = read_history(l, warnings);
+  REQUIRE(typed);
+  std::optional<std::vector<nlohmann::json>> records(std::in_place); // the lines as JSON
+  for (const auto& r : *typed) {
+    records->push_back(nlohmann::json::parse(r.line));
+  }
   REQUIRE(records->size() == 2);
   CHECK((*records)[0]["command"] == "install");
   CHECK((*records)[1]["command"] == "rollback");

@@ -79,7 +79,7 @@ std::string last_result(const store::Layout& l) {
   auto h = store::read_history(l, w);
   REQUIRE(h);
   REQUIRE_FALSE(h->empty());
-  return h->back().value("result", "");
+  return h->back().result;
 }
 
 bool has_leftovers(const store::Layout& l) {

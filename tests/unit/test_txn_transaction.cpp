@@ -107,7 +107,11 @@ std::vector<nlohmann::json> history(const Root& r) {
   std::vector<std::string> w;
   auto h = store::read_history(r.layout, w);
   REQUIRE(h);
-  return *h;
+  std::vector<nlohmann::json> out; // the lines as JSON
+  for (const auto& rec : *h) {
+    out.push_back(nlohmann::json::parse(rec.line));
+  }
+  return out;
 }
 
 std::string last_result(const Root& r) {

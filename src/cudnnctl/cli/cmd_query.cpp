@@ -196,28 +196,31 @@ std::string short_argv(const std::string& argv) {
 
 void render(const ops::HistoryResult& r, Report& report) {
   report.outcome = r;
-  report.data()["history"] = r.records;
-  auto ref = [](const json& j) -> std::string {
-    if (!j.is_object()) {
+  json records = json::array();
+  for (const auto& rec : r.records) {
+    records.push_back(json::parse(rec.line, nullptr, false)); // as history.jsonl holds it
+  }
+  report.data()["history"] = std::move(records);
+  auto ref = [](const std::optional<store::HistoryRef>& g) -> std::string {
+    if (!g) {
       return "none";
     }
-    std::string s = "gen " + std::to_string(j.value("generation", 0));
-    if (j.contains("version")) {
-      s += " (" + j["version"].get<std::string>() + ")";
+    std::string s = "gen " + std::to_string(g->generation);
+    if (!g->version.empty()) {
+      s += " (" + g->version + ")";
     }
     return s;
   };
   for (const auto& rec : r.records) {
-    std::string line = rec.value("time", "?") + "  " +
-                       (rec.contains("argv") && rec["argv"].is_string()
-                            ? short_argv(rec["argv"].get<std::string>())
-                            : rec.value("command", "?")) +
-                       "  " + rec.value("result", "?");
-    if (rec.contains("from") || rec.contains("to")) {
-      line += "  " + ref(rec.value("from", json())) + " -> " + ref(rec.value("to", json()));
+    std::string line =
+        (rec.time.empty() ? "?" : rec.time) + "  " +
+        (!rec.argv.empty() ? short_argv(rec.argv) : (rec.command.empty() ? "?" : rec.command)) +
+        "  " + (rec.result.empty() ? "?" : rec.result);
+    if (rec.names_switch) {
+      line += "  " + ref(rec.from) + " -> " + ref(rec.to);
     }
-    if (rec.contains("message")) {
-      line += "  (" + rec["message"].get<std::string>() + ")";
+    if (!rec.message.empty()) {
+      line += "  (" + rec.message + ")";
     }
     report.line(line);
   }

@@ -182,30 +182,22 @@ Result<int> undo_target(Context& ctx, const store::StoreView& view) {
   for (const auto& w : warnings) {
     ctx.warn(w);
   }
-  auto gen_of = [](const nlohmann::json& rec, const char* key) -> std::optional<int> {
-    auto it = rec.find(key);
-    if (it == rec.end() || !it->is_object() || !it->contains("generation") ||
-        !(*it)["generation"].is_number_integer()) {
-      return std::nullopt;
-    }
-    return (*it)["generation"].get<int>();
-  };
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    std::string result = it->value("result", "");
+    const std::string& result = it->result;
     if (result != "ok" && result != "completed-by-recover" && result != "repaired-by-recover") {
       continue;
     }
-    auto from = gen_of(*it, "from");
-    auto to = gen_of(*it, "to");
-    if (!from || !to || *from == *to || *to != *view.current) {
+    const auto& from = it->from;
+    const auto& to = it->to;
+    if (!from || !to || from->generation == to->generation || to->generation != *view.current) {
       continue;
     }
-    if (!view.generation(*from)) {
+    if (!view.generation(from->generation)) {
       return fail(ErrorCode::no_such_generation,
-                  "nothing to undo: generation " + std::to_string(*from) +
+                  "nothing to undo: generation " + std::to_string(from->generation) +
                       ", active before the last switch, was deleted (by gc or remove)");
     }
-    return *from;
+    return from->generation;
   }
   return fail(ErrorCode::nothing_to_roll_back,
               "nothing to undo: the history records no switch to generation " +

@@ -8,6 +8,7 @@
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
 #include "ops/verify.hpp"
+#include "store/history.hpp"
 #include "store/view.hpp"
 
 #include <cstddef>
@@ -59,7 +60,7 @@ struct ListResult : Outcome {
 [[nodiscard]] Status list(Context& ctx, ListResult& out);
 
 struct HistoryResult : Outcome {
-  std::vector<nlohmann::json> records; // as history.jsonl holds them
+  std::vector<store::HistoryRecord> records; // as history.jsonl holds them
 };
 [[nodiscard]] Status history(Context& ctx, HistoryResult& out);
 

@@ -183,11 +183,8 @@ Result<int> next_generation_number(const Layout& layout,
   std::vector<std::string> warnings;
   TRY_ASSIGN(auto history, read_history(layout, warnings));
   for (const auto& rec : history) {
-    for (const char* key : {"from", "to"}) {
-      if (rec.contains(key) && rec[key].is_object() && rec[key].contains("generation") &&
-          rec[key]["generation"].is_number_integer()) {
-        best = std::max(best, rec[key]["generation"].get<int>());
-      }
+    for (int n : named_generations(rec)) {
+      best = std::max(best, n);
     }
   }
   return best + 1;

@@ -94,10 +94,8 @@ bool history_has_txid(const store::Layout& layout, const std::string& txid) {
   if (!records || txid.empty()) {
     return false;
   }
-  return std::any_of(records->rbegin(), records->rend(), [&](const json& r) {
-    return r.is_object() && r.contains("txid") && r["txid"].is_string() &&
-           r["txid"].get<std::string>() == txid;
-  });
+  return std::any_of(records->rbegin(), records->rend(),
+                     [&](const store::HistoryRecord& r) { return r.txid == txid; });
 }
 
 } // namespace
@@ -244,8 +242,11 @@ Result<std::string> Recovery::discard(const Site& site, const std::string& why) 
     }
   }
   TRY(integrate::integrate_active(layout, site.config, entry, site.notes));
-  TRY(store::append_history(
-      layout, {{"command", "recover"}, {"result", "journal-discarded"}, {"message", why}}));
+  store::HistoryRecord rec;
+  rec.command = "recover";
+  rec.result = "journal-discarded";
+  rec.message = why;
+  TRY(store::append_history(layout, std::move(rec)));
   TRY(clear_journal(layout));
   return std::string("discarded an unreadable journal and re-integrated the active generation");
 }

@@ -32,22 +32,23 @@ ReleaseStep& release_step() {
   return step;
 }
 
-// {"generation": n, "entry", "version", "cuda", "platform"} for history records (null when n
-// is unset; only the number when the generation or its entry is gone).
-json gen_ref(const store::StoreView& view, std::optional<int> n) {
+// Generation n as a history record names it (none when n is unset; only the number when the
+// generation or its entry is gone).
+std::optional<store::HistoryRef> gen_ref(const store::StoreView& view, std::optional<int> n) {
   if (!n) {
-    return nullptr;
+    return std::nullopt;
   }
-  json j = {{"generation", *n}};
+  store::HistoryRef ref;
+  ref.generation = *n;
   if (const auto* g = view.generation(*n)) {
-    j["entry"] = g->entry;
+    ref.entry = g->entry;
     if (const auto* e = view.entry(g->entry)) {
-      j["version"] = e->version;
-      j["cuda"] = e->cuda_major;
-      j["platform"] = e->platform;
+      ref.version = e->version;
+      ref.cuda = e->cuda_major;
+      ref.platform = e->platform;
     }
   }
-  return j;
+  return ref;
 }
 
 } // namespace
@@ -631,42 +632,33 @@ Status Transaction::record(const std::string& result, const std::string& message
   if (auto entries = store::list_entries(layout, warnings)) {
     view.entries = *entries;
   }
-  json rec = {{"txid", m_jr.txid},
-              {"command", m_jr.command},
-              {"argv", m_jr.argv},
-              {"result", result},
-              {"from", gen_ref(view, m_jr.from_generation)},
-              {"to", gen_ref(view, m_jr.to_generation)},
-              {"started", m_jr.started}};
-  if (!message.empty()) {
-    rec["message"] = message;
-  }
-  if (!m_jr.delete_generations.empty()) {
-    rec["deleted_generations"] = m_jr.delete_generations;
-  }
-  if (!m_jr.delete_entries.empty()) {
-    rec["deleted_entries"] = m_jr.delete_entries;
-  }
-  if (!m_jr.entry.empty()) {
-    rec["entry"] = m_jr.entry; // also when "to" is gone (an undone install)
-  }
+  store::HistoryRecord rec;
+  rec.txid = m_jr.txid;
+  rec.command = m_jr.command;
+  rec.argv = m_jr.argv;
+  rec.result = result;
+  rec.names_switch = true;
+  rec.from = gen_ref(view, m_jr.from_generation);
+  rec.to = gen_ref(view, m_jr.to_generation);
+  rec.started = m_jr.started;
+  rec.message = message;
+  rec.deleted_generations = m_jr.delete_generations;
+  rec.deleted_entries = m_jr.delete_entries;
+  rec.entry = m_jr.entry; // also when "to" is gone (an undone install)
   // The slot the transaction switched (store/slots.hpp); "primary" when it moved `current`.
-  std::string slot = m_jr.slot;
-  if (slot.empty()) {
+  rec.slot = m_jr.slot;
+  if (rec.slot.empty()) {
     if (const auto* e = view.entry(m_jr.entry)) {
-      slot = store::slot_id(*e);
+      rec.slot = store::slot_id(*e);
     }
   }
-  if (!slot.empty()) {
-    rec["slot"] = slot;
-    rec["primary"] = m_jr.slot.empty();
+  if (!rec.slot.empty()) {
+    rec.primary = m_jr.slot.empty();
   }
-  for (const auto& [key, value] : m_notes) {
-    rec[key] = value;
-  }
+  rec.notes = m_notes;
   // The history record is the commit record: once it is on disk the transaction is done,
   // and recovery only removes a journal whose txid it finds there (no second record).
-  TRY(store::append_history(layout, rec));
+  TRY(store::append_history(layout, std::move(rec)));
   if (!m_back_link.empty()) { // committed: the prepared way back is not needed any more
     (void)::unlink(m_back_link.c_str());
     m_back_link.clear();
