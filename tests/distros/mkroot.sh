@@ -19,30 +19,16 @@ if [ -f "$root/.distros-root-complete" ]; then
   echo "$root"
   exit 0
 fi
-mirror=${FLEET_DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-  mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    grep -v security | head -1 || true)
-fi
-if [ -z "$mirror" ]; then
-  mirror=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' \
-    /etc/apt/sources.list 2>/dev/null || true)
-fi
+# shellcheck source=../../scripts/lib/debian-root.bash
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/debian-root.bash"
+mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "mkroot: no Debian mirror found in the apt sources; set FLEET_DEBIAN_MIRROR" >&2; exit 1; }
 mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/$suite-$key.tmp.XXXXXX")
-cleanup() {
-  awk -v t="$tmp/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | sort -r |
-    while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  rm -rf --one-file-system "$tmp"
-}
-trap cleanup EXIT
+trap 'remove_tree "$tmp"' EXIT
 echo "mkroot: debootstrap $suite from $mirror (a few minutes, once)" >&2
 incl=$(IFS=,; echo "${packages[*]}")
-debootstrap --variant=minbase --include="$incl" "$suite" "$tmp/root" "$mirror" >"$tmp/debootstrap.log" 2>&1 || {
-  tail -30 "$tmp/debootstrap.log" >&2
-  exit 1
-}
+debootstrap_root "$suite" "$tmp/root" "$incl" "$tmp/debootstrap.log"
 r=$tmp/root
 # --- setup begin
 : >"$r/etc/machine-id"

@@ -12,6 +12,7 @@ E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_FIXTURES=$(cd "$E2E_DIR/../fixtures" && pwd)
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudnnctl-e2e.XXXXXX")
 chmod 755 "$E2E_TMP" # so that tests which drop privileges can still reach their roots
+E2E_PERSIST=${CUDNNCTL_BUILD_DIR:-/var/tmp}/$(basename "$E2E_TMP").persist # new_persistent_root
 OUT=$E2E_TMP/stdout
 ERR=$E2E_TMP/stderr
 : >"$OUT"
@@ -31,9 +32,14 @@ _e2e_on_exit() {
   trap - ERR
   stop_nginx
   if [ "$rc" -eq 0 ] || [ "$rc" -eq 125 ]; then
-    if [ -n "${E2E_KEEP:-}" ]; then _e2e_say "e2e: kept $E2E_TMP"; else rm -rf "$E2E_TMP"; fi
+    if [ -n "${E2E_KEEP:-}" ]; then
+      _e2e_say "e2e: kept $E2E_TMP"
+    else
+      rm -rf "$E2E_TMP" "$E2E_PERSIST"
+    fi
   else
     _e2e_say "e2e: exit $rc; temp dir kept: $E2E_TMP"
+    [ ! -d "$E2E_PERSIST" ] || _e2e_say "e2e: and $E2E_PERSIST"
   fi
   exit "$rc"
 }
@@ -205,11 +211,23 @@ expect_check() {
 # etc/ld.so.conf ("include /etc/ld.so.conf.d/*.conf") and an empty etc/ld.so.conf.d/.
 new_root() {
   local r
-  r=$(mktemp -d "$E2E_TMP/root.XXXXXX")
+  r=$(mktemp -d "${1:-$E2E_TMP}/root.XXXXXX")
   chmod 755 "$r"
   mkdir -p "$r/etc/ld.so.conf.d"
   echo 'include /etc/ld.so.conf.d/*.conf' >"$r/etc/ld.so.conf"
   echo "$r"
+}
+
+# new_persistent_root: a root as new_root makes, on persistent storage: in $E2E_TMP, or where
+# that is a tmpfs (scripts/test as root), in $E2E_PERSIST under the build tree (or /var/tmp),
+# removed with $E2E_TMP. (Named after $E2E_TMP: a command substitution may make it.)
+new_persistent_root() {
+  case $(stat -f -c %T "$E2E_TMP") in
+  tmpfs | ramfs) ;;
+  *) new_root && return ;;
+  esac
+  mkdir -p -m 755 "$E2E_PERSIST"
+  new_root "$E2E_PERSIST"
 }
 
 # tree_snapshot DIR > FILE: one line per path under DIR (DIR itself is "."), sorted:

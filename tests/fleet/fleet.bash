@@ -110,7 +110,10 @@ fleet_wait() {
 # fleet_start N: make and boot nodes n1..nN; start the watchdog first.
 fleet_start() {
   local n=$1 i name
-  mkdir -p "$FLEET_DIR/nodes" "$FLEET_DIR/ssh/cp"
+  mkdir -p "$FLEET_DIR/nodes" "$FLEET_DIR/ssh"
+  # SSH's control sockets live in a short directory of their own, linked as ssh/cp: a Unix
+  # socket's path has at most 107 bytes, and $E2E_TMP may be deep (ssh adds 57 to it).
+  ln -s "$(mktemp -d "${FLEET_SOCKET_DIR:-/tmp}/fleet-cp.XXXXXX")" "$FLEET_DIR/ssh/cp"
   setsid bash "$FLEET_LIB_DIR/watchdog" "$FLEET_DIR" $$ "$FLEET_TIME_BOUND" </dev/null \
     >/dev/null 2>&1 &
   ssh-keygen -q -t ed25519 -N '' -C fleet-test -f "$FLEET_DIR/ssh/id_ed25519"
@@ -246,7 +249,7 @@ fleet_inventory() {
     echo "ansible_user=root"
     echo "ansible_python_interpreter=/usr/bin/python3"
     echo "ansible_ssh_private_key_file=$FLEET_DIR/ssh/id_ed25519"
-    echo "ansible_ssh_common_args=-F $FLEET_DIR/ssh/config -o ControlMaster=auto -o ControlPersist=120s -o ControlPath=$FLEET_DIR/ssh/cp/%C"
+    echo "ansible_ssh_common_args=-F $FLEET_DIR/ssh/config -o ControlMaster=auto -o ControlPersist=120s -o ControlPath=$(readlink "$FLEET_DIR/ssh/cp")/%C"
     printf '%s\n' "$@"
   } >"$f"
 }

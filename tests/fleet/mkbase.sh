@@ -30,15 +30,9 @@ if [ -f "$base/.fleet-base-complete" ]; then
   exit 0
 fi
 
-mirror=${FLEET_DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-  mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    grep -v security | head -1 || true)
-fi
-if [ -z "$mirror" ]; then
-  mirror=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' \
-    /etc/apt/sources.list 2>/dev/null || true)
-fi
+# shellcheck source=../../scripts/lib/debian-root.bash
+source "$here/../../scripts/lib/debian-root.bash"
+mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "mkbase: no Debian mirror found in the apt sources; set FLEET_DEBIAN_MIRROR" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "mkbase: debootstrap is not installed" >&2; exit 1; }
 
@@ -46,21 +40,13 @@ mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/base-$key.tmp.XXXXXX")
 # debootstrap mounts proc and sys inside the target while it runs: unmount whatever is left
 # under $tmp (deepest first) before removing it, and never cross into another filesystem.
-cleanup() {
-  awk -v t="$tmp/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | sort -r |
-    while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  rm -rf --one-file-system "$tmp"
-}
-trap cleanup EXIT
+trap 'remove_tree "$tmp"' EXIT
 echo "mkbase: debootstrap bookworm from $mirror into $tmp (a few minutes)" >&2
 incl=$(
   IFS=,
   echo "${packages[*]}"
 )
-debootstrap --variant=minbase --include="$incl" bookworm "$tmp/root" "$mirror" >"$tmp/debootstrap.log" 2>&1 || {
-  tail -30 "$tmp/debootstrap.log" >&2
-  exit 1
-}
+debootstrap_root bookworm "$tmp/root" "$incl" "$tmp/debootstrap.log"
 r=$tmp/root
 
 # --- Set-up shared by every node (per-node identity comes from the overlay: fleet.bash) ---

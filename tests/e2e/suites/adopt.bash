@@ -253,12 +253,12 @@ if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
   [ -z "$(ls -A "$R6/opt/cudnn/store" 2>/dev/null)" ] || fail "a refused adopt left a store entry"
   [ -z "$(ls -A "$R6/var/lib/cudnnctl/backups" 2>/dev/null)" ] || fail "a refused adopt left a backup"
   TEST "a store on tmpfs never replaces files on persistent storage (links would dangle after a reboot)"
-  R9T=$(new_root)
   # The case needs a CUDA home on persistent storage: where the test directory is itself a
-  # tmpfs (a container's /tmp), the store and the CUDA home are both on tmpfs and adopting is right.
+  # tmpfs (scripts/test as root, a container's /tmp), the root is made under the build tree.
+  R9T=$(new_persistent_root)
   fstype=$(stat -f -c %T "$R9T")
   if [ "$fstype" = tmpfs ] || [ "$fstype" = ramfs ]; then
-    _e2e_say "    (case skipped: the test directory $R9T is on $fstype, not persistent storage)"
+    _e2e_say "    (case skipped: neither the test directory nor the build tree is on persistent storage)"
   else
     cuda_home_plain "$R9T"
     hand_copy "$R9" "$R9T/usr/local/cuda" cp-P

@@ -13,13 +13,15 @@ REPO=$(cd "$E2E_DIR/../.." && pwd)
 DIST=$CUDNNCTL_BUILD_DIR/dist
 VERSION=$(sed -n 's/^project(cudnnctl VERSION \([0-9.]*\).*/\1/p' "$REPO/CMakeLists.txt")
 TGZ=$DIST/cudnnctl-$VERSION-linux-x86_64.tar.gz
-P=(podman --root "$E2E_TMP/podman/storage" --runroot "$E2E_TMP/podman/run" --storage-driver vfs
+# podman refuses a --runroot longer than 50 characters: it lives in a short directory of its own.
+RUNROOT=$(mktemp -d "${PODMAN_RUNROOT_DIR:-/tmp}/podrun.XXXXXX")
+P=(podman --root "$E2E_TMP/podman/storage" --runroot "$RUNROOT" --storage-driver vfs
   --cgroup-manager cgroupfs --events-backend none)
 HTTP_PID=""
 podman_cleanup() {
   [ -z "$HTTP_PID" ] || kill "$HTTP_PID" 2>/dev/null
   "${P[@]}" system reset --force >/dev/null 2>&1 || true
-  rm -rf "$E2E_TMP/podman" 2>/dev/null || true
+  rm -rf "$E2E_TMP/podman" "$RUNROOT" 2>/dev/null || true
 }
 trap podman_cleanup EXIT
 
