@@ -27,15 +27,13 @@ remove_tree() {
   rm -rf --one-file-system "$1"
 }
 
-# debootstrap_root SUITE TARGET PACKAGES LOG: debootstrap --variant=minbase of SUITE with the
-# comma-separated PACKAGES into TARGET from debian_mirror, its output in LOG (the last lines
-# printed on failure). dpkg runs with force-unsafe-io while the root is made (no fsync of every
+# debootstrap_root MIRROR SUITE TARGET PACKAGES LOG: debootstrap --variant=minbase of SUITE from
+# MIRROR (debian_mirror's) with the comma-separated PACKAGES into TARGET, its output in LOG (the
+# last lines printed on failure). dpkg runs with force-unsafe-io while the root is made (no fsync of every
 # unpacked file, as Debian's own container images do: a root that is cut off is made again, never
 # used) and the setting is removed afterwards.
 debootstrap_root() {
-  local suite=$1 target=$2 packages=$3 log=$4 mirror
-  mirror=$(debian_mirror)
-  [ -n "$mirror" ] || { echo "no Debian mirror in the apt sources; set RELEASE_DEBIAN_MIRROR or FLEET_DEBIAN_MIRROR" >&2; return 1; }
+  local mirror=$1 suite=$2 target=$3 packages=$4 log=$5
   mkdir -p "$target/etc/dpkg/dpkg.cfg.d"
   echo force-unsafe-io >"$target/etc/dpkg/dpkg.cfg.d/00-debootstrap-unsafe-io"
   debootstrap --variant=minbase --include="$packages" "$suite" "$target" "$mirror" >"$log" 2>&1 || {

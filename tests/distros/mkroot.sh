@@ -28,7 +28,7 @@ tmp=$(mktemp -d "$cache/$suite-$key.tmp.XXXXXX")
 trap 'remove_tree "$tmp"' EXIT
 echo "mkroot: debootstrap $suite from $mirror (a few minutes, once)" >&2
 incl=$(IFS=,; echo "${packages[*]}")
-debootstrap_root "$suite" "$tmp/root" "$incl" "$tmp/debootstrap.log"
+debootstrap_root "$mirror" "$suite" "$tmp/root" "$incl" "$tmp/debootstrap.log"
 r=$tmp/root
 # --- setup begin
 : >"$r/etc/machine-id"

@@ -46,7 +46,7 @@ incl=$(
   IFS=,
   echo "${packages[*]}"
 )
-debootstrap_root bookworm "$tmp/root" "$incl" "$tmp/debootstrap.log"
+debootstrap_root "$mirror" bookworm "$tmp/root" "$incl" "$tmp/debootstrap.log"
 r=$tmp/root
 
 # --- Set-up shared by every node (per-node identity comes from the overlay: fleet.bash) ---
