@@ -7,13 +7,17 @@
 #include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <string>
 
 namespace bench_test {
 
 inline cudnnctl::bench::Run recorded_h200() {
-  auto text = cudnnctl::util::read_file(std::string(CUDNNCTL_SOURCE_DIR) +
-                                        "/tests/data/bench/h200-9.14-9.19.json");
+  // A path built from a std::filesystem::path, not a concatenated std::string: GCC 12's
+  // -Wstringop-overflow misreads the inlined string move of `std::string(...) + "..."` here.
+  const std::filesystem::path file =
+      std::filesystem::path(CUDNNCTL_SOURCE_DIR) / "tests/data/bench/h200-9.14-9.19.json";
+  auto text = cudnnctl::util::read_file(file);
   REQUIRE(text);
   auto run = cudnnctl::bench::parse_json(*text);
   REQUIRE(run);

@@ -50,7 +50,9 @@ TEST_CASE("module files: store paths only, conflict, prereq from cuda_module", "
   CHECK(tcl.find("setenv CUDNN_PATH \"" + store + "\"\n") != std::string::npos);
   CHECK(tcl.find("setenv CUDNN_ROOT \"" + store + "\"\n") != std::string::npos);
   CHECK(tcl.find("setenv CUDNN_INCLUDE_DIR \"" + store + "/include\"\n") != std::string::npos);
-  CHECK(tcl.find("setenv CUDNN_LIBRARY \"" + store + "/lib\"\n") != std::string::npos);
+  CHECK(tcl.find("setenv CUDNN_LIB_DIR \"" + store + "/lib\"\n") != std::string::npos);
+  // The library file, as `cudnnctl env` has it (issue 37, item 8).
+  CHECK(tcl.find("setenv CUDNN_LIBRARY \"" + store + "/lib/libcudnn.so\"\n") != std::string::npos);
   CHECK(tcl.find("prepend-path LD_LIBRARY_PATH \"" + store + "/lib\"\n") != std::string::npos);
   CHECK(tcl.find("conflict cudnn\n") != std::string::npos);
   CHECK(tcl.find("prereq") == std::string::npos);

@@ -173,6 +173,35 @@ TEST_CASE("Progress styles", "[stream][progress]") {
     CHECK(text.find("\rdownload 100.0 MiB in 0:02, ") != std::string::npos);
     CHECK(text.back() == '\n');
   }
+  SECTION("bar: a line of other output erases the bar first, the total gets a line of its own") {
+    // Issue 37, item 8: "* downloaded and verified ..." was glued to the bar's last frame.
+    Progress p(ProgressStyle::bar, {"download"}, out.f, clock);
+    p.update(0, 99 * k_mib, 100 * k_mib);
+    const size_t drawn = out.text().size() - 1; // "\r" + the bar
+    clear_progress_line();
+    std::fputs("* a note\n", out.f);
+    clear_progress_line(); // nothing on screen now: nothing written
+    now += 1;
+    p.update(0, 100 * k_mib, 100 * k_mib); // drawn again at once
+    p.complete(0);
+    clear_progress_line();
+    std::fputs("* another\n", out.f);
+    p.finish(true);
+    const std::string text = out.text();
+    const std::string erase = "\r" + std::string(drawn, ' ') + "\r* a note\n";
+    CHECK(text.find(erase) != std::string::npos);
+    CHECK(text.find("\r* another\n\rdownload 100.0 MiB in 0:01, ") != std::string::npos);
+    CHECK(text.find("100%") != std::string::npos); // the bar came back after the note
+    CHECK(text.back() == '\n');
+  }
+  SECTION("bar: after a failure only a newline, and none when the bar was erased") {
+    Progress p(ProgressStyle::bar, {"download"}, out.f, clock);
+    p.update(0, 10, 100);
+    clear_progress_line();
+    p.finish(false);
+    const std::string text = out.text();
+    CHECK(text.back() == '\r'); // the erase's last byte; no newline after it
+  }
   SECTION("a stream that starts again from 0 restarts the rate") {
     Progress p(ProgressStyle::lines, {"download"}, out.f, clock, 5.0);
     p.update(0, 0, 100);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/app.hpp"
 
+#include "cli/help_text.hpp"
+
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "fetch/fetch.hpp"
@@ -190,8 +192,9 @@ std::string global_options_text(const CLI::App& app) {
     if (name == "--help" || name == "-h,--help" || name == "--version" || name.empty()) {
       continue;
     }
-    std::string left =
-        "  " + name + (opt->get_items_expected_min() > 0 ? " " + opt->get_type_name() : "");
+    std::string left = "  " + name + (opt->get_items_expected_min() > 0
+                                          ? " " + std::string(util::trim(opt->get_option_text()))
+                                          : "");
     left.resize(std::max<size_t>(left.size() + 1, 30), ' ');
     out += left + opt->get_description() + "\n";
   }
@@ -232,7 +235,8 @@ void add_help_footers(CLI::App& app) {
     if (auto it = examples().find(sub->get_name()); it != examples().end()) {
       footer += "\nExample: " + it->second + "\n";
     }
-    footer += "\nExit codes: docs/ERRORS.md; cudnnctl --help lists them.";
+    footer += "\nExit codes: `cudnnctl --help` lists them; `man cudnnctl` also each --json "
+              "error.code.";
     sub->footer(footer);
   }
 }
@@ -359,7 +363,7 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   }
   if (!error && !g.json && !g.dry_run && report.outcome.changed && is_mutating(report.command)) {
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-    report.line(ops::summary_line(*ctx, report.outcome, dt.count()));
+    report.line(ops::summary_line(*ctx, dt.count()));
   }
   return print_outcome(g.json, g.quiet, report, &ctx->notes(), error);
 }
@@ -398,11 +402,14 @@ int run(int argc, char** argv) {
   register_bench(app, action);
   register_help(app, action);
   register_completion(app, action);
+  set_option_texts(app);
   add_help_footers(app);
   for (auto* sub : app.get_subcommands({})) {
     sub->fallthrough();
   }
-  app.footer("Exit codes: 0 ok, 1 environment, 2 usage, 3 network, 4 integrity, 5 rolled back, "
+  app.footer("Example: cudnnctl install 9.2.0; cudnnctl rollback; cudnnctl status; "
+             "cudnnctl help install\n\n"
+             "Exit codes: 0 ok, 1 environment, 2 usage, 3 network, 4 integrity, 5 rolled back, "
              "6 busy, 7 requirement, 8 problems found.");
   bool json = argv_has_json(argc, argv);
   try {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/cli_spec.hpp"
 
+#include "cli/help_text.hpp"
+#include "host/host.hpp"
 #include "ops/catalog.hpp"
 #include "util/strings.hpp"
 
@@ -11,8 +13,12 @@ namespace cudnnctl::cli {
 
 namespace {
 
-// Options whose value names a file or a directory (completed with file names).
-bool spec_is_path_option(const std::string& longest) {
+// Options whose value names a file or a directory (completed with file names); rollback's --to
+// names a generation.
+bool spec_is_path_option(const std::string& longest, const std::string& command) {
+  if (longest == "--to" && command == "rollback") {
+    return false;
+  }
   static const std::set<std::string> paths = {
       "--root",   "--prefix",    "--manifest", "--cacert", "--archive",
       "--output", "--to",        "--csv",      "--plot",   "--prometheus",
@@ -20,23 +26,7 @@ bool spec_is_path_option(const std::string& longest) {
   return paths.count(longest) > 0;
 }
 
-// "TEXT:{sh,fish,dockerfile}" -> {"sh", "fish", "dockerfile"}.
-std::vector<std::string> spec_choices(const std::string& type_name) {
-  auto open = type_name.find('{');
-  auto close = type_name.rfind('}');
-  if (open == std::string::npos || close == std::string::npos || close < open) {
-    return {};
-  }
-  std::vector<std::string> out;
-  for (const auto& c : util::split(type_name.substr(open + 1, close - open - 1), ',')) {
-    if (auto t = util::trim(c); !t.empty()) {
-      out.emplace_back(t);
-    }
-  }
-  return out;
-}
-
-OptionSpec spec_option(const CLI::Option& opt, const CliSpec& spec) {
+OptionSpec spec_option(const CLI::Option& opt, const CliSpec& spec, const std::string& command) {
   OptionSpec o;
   for (const auto& s : opt.get_snames()) {
     o.names.push_back("-" + s);
@@ -46,14 +36,10 @@ OptionSpec spec_option(const CLI::Option& opt, const CliSpec& spec) {
   }
   o.description = opt.get_description();
   if (opt.get_items_expected_min() > 0) {
-    std::string type = opt.get_type_name();
-    o.choices = spec_choices(type);
-    o.value = type.substr(0, type.find(':'));
-    if (o.value.empty()) {
-      o.value = "VALUE";
-    }
+    o.choices = type_choices(opt.get_type_name());
+    o.value = metavar(opt, command);
     const std::string& longest = o.names.empty() ? std::string() : o.names.back();
-    o.path = spec_is_path_option(longest);
+    o.path = spec_is_path_option(longest, command);
     if (longest == "--cuda") {
       o.choices = spec.cuda_majors;
     } else if (longest == "--platform") {
@@ -88,7 +74,9 @@ CliSpec describe_cli(const CLI::App& app) {
   std::set<std::string> platforms;
   for (const auto& rel : ops::builtin_catalog()) {
     for (const auto& [platform, builds] : rel.archives) {
-      platforms.insert(platform);
+      if (host::is_supported_platform(platform)) { // not linux-ppc64le: install refuses it
+        platforms.insert(platform);
+      }
       for (const auto& [cuda, archive] : builds) {
         cudas.insert(cuda);
       }
@@ -100,7 +88,7 @@ CliSpec describe_cli(const CLI::App& app) {
   spec.platforms.assign(platforms.begin(), platforms.end());
   for (const auto* opt : app.get_options()) {
     if (!opt->get_positional() && opt->get_name() != "--help") {
-      spec.globals.push_back(spec_option(*opt, spec));
+      spec.globals.push_back(spec_option(*opt, spec, ""));
     }
   }
   for (const auto* sub : app.get_subcommands({})) {
@@ -124,7 +112,7 @@ CliSpec describe_cli(const CLI::App& app) {
         c.arguments.push_back(opt->get_required() ? name : "[" + name + "]");
         continue;
       }
-      c.options.push_back(spec_option(*opt, spec));
+      c.options.push_back(spec_option(*opt, spec, c.name));
     }
     spec.commands.push_back(std::move(c));
   }

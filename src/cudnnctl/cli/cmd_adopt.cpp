@@ -132,6 +132,9 @@ void render(const ops::RestoreResult& r, Report& report) {
 
 void render(const ops::EnvResult& r, Report& report) {
   auto& data = report.data();
+  if (!r.run_line.empty()) {
+    report.line(r.run_line);
+  }
   for (const auto& v : r.vars) {
     data[v.name] = v.value;
     report.line(ops::shell_assignment(r.shell, v.name, v.value, v.prepend));
@@ -203,7 +206,8 @@ void register_adopt(CLI::App& app, Action& action) {
       "env", "Print CUDNN_PATH, CUDNN_ROOT, CUDNN_INCLUDE_DIR, CUDNN_LIB_DIR, CUDNN_LIBRARY, "
              "CUDNN_INSTALL_PATH, TF_CUDNN_VERSION for build systems (read-only)");
   env->add_option("--shell", eo->shell,
-                  "Syntax: sh (default), fish, or dockerfile (ENV lines for a Dockerfile)")
+                  "Syntax: sh (default), fish, or dockerfile (the RUN line that installs the active "
+                  "build and its ENV lines, with the paths inside --root)")
       ->check(CLI::IsMember({"sh", "fish", "dockerfile"}));
   env->add_flag("--ld-library-path", eo->ld_library_path,
                 "Also print LD_LIBRARY_PATH naming the active store entry's lib/ (breaks "

@@ -12,7 +12,7 @@ namespace cudnnctl::cli {
 
 namespace {
 
-void render(const ops::InstallResult& r, const ops::Context& ctx, Report& report) {
+void render(const ops::InstallResult& r, Report& report) {
   report.outcome = r;
   auto& data = report.data();
   if (r.requested) {
@@ -83,12 +83,10 @@ void render(const ops::InstallResult& r, const ops::Context& ctx, Report& report
     return;
   }
   put_switch(r, report);
-  if (r.cache_bytes && r.said == ops::Switched::activated) {
-    report.line("download cache: " + util::human_bytes(*r.cache_bytes) + " in " +
-                ctx.layout().cache_dir().string() +
-                (r.cache_kept ? " (`cudnnctl gc --cache` empties it; --no-cache or config "
-                                "keep_cache = false keeps nothing)"
-                              : " (this archive not kept: --no-cache)"));
+  // The cache's size and where it is: the summary line after this one (cli/app.cpp).
+  if (r.cache_bytes && r.said == ops::Switched::activated && !r.cache_kept) {
+    report.line("download cache: this archive not kept (--no-cache or config keep_cache = "
+                "false)");
   }
 }
 
@@ -122,8 +120,9 @@ void register_install(CLI::App& app, Action& action) {
                   "slower by more than PCT % on any workload: rolled back (exit 5)")
       ->check(CLI::Range(0.1, 100.0));
   cmd->add_flag("--no-cache", o->no_cache,
-                "Keep nothing in the download cache (/var/cache/cudnnctl) afterwards: for "
-                "container images (default: config keep_cache, true)");
+                "Keep nothing in the download cache (/var/cache/cudnnctl; --user: "
+                "~/.cache/cudnnctl) afterwards: for container images (default: config "
+                "keep_cache, true)");
   cmd->callback([o, components, &action] {
     action = [o, components](ops::Context& ctx, Report& report) -> Status {
       ops::InstallOptions opts = *o;
@@ -135,7 +134,7 @@ void register_install(CLI::App& app, Action& action) {
       }
       ops::InstallResult r;
       Status st = ops::install(ctx, opts, r);
-      render(r, ctx, report);
+      render(r, report);
       return st;
     };
   });

@@ -85,8 +85,16 @@ void render(const ops::SearchResult& r, Report& report) {
     report.line("built-in list: " + std::to_string(builtin.size()) +
                 " releases, made from NVIDIA's redistrib manifests up to " + newest->label +
                 " (released " + newest->date + "); newer releases are found on a mirror");
-    data["builtin_list"] = {
-        {"releases", builtin.size()}, {"newest", newest->label}, {"newest_date", newest->date}};
+    const auto gaps = release::minor_gaps(builtin);
+    if (!gaps.empty()) {
+      report.line("  it lacks " + util::join(gaps, ", ") +
+                  " (no manifest of theirs was at hand when it was made): a mirror that has "
+                  "them lists them");
+    }
+    data["builtin_list"] = {{"releases", builtin.size()},
+                            {"newest", newest->label},
+                            {"newest_date", newest->date},
+                            {"missing_minors", gaps}};
   }
   if (!r.mirrors_listed.empty()) {
     report.line("(not on the mirror): in cudnnctl's built-in list only; to install one, mirror it "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cudnnctl.1, written from a CliSpec with the man(7) macros.
 #include "cli/cli_spec.hpp"
+#include "util/result.hpp"
 #include "util/strings.hpp"
 
 #include <sstream>
@@ -59,7 +60,7 @@ void paragraphs(std::ostringstream& out, const std::string& text) {
       first = true;
       continue;
     }
-    if (line.starts_with("Exit codes: docs/ERRORS.md")) {
+    if (line.starts_with("Exit codes: ")) {
       continue; // the page has its own EXIT STATUS section
     }
     out << (first ? ".PP\n" : ".br\n") << roff(std::string(util::trim(line))) << "\n";
@@ -113,8 +114,13 @@ std::string man_page(const CliSpec& spec, const std::string& version) {
          ".TP\n6\nbusy: another cudnnctl holds the lock\n"
          ".TP\n7\nrefused by a requirement (CUDA major, driver, GPU arch, \\-\\-require\\-gpu)\n"
          ".TP\n8\n\\fBverify\\fR, \\fBdoctor\\fR or \\fBcheck\\fR found problems\n"
-         ".PP\nWith \\fB\\-\\-json\\fR, \\fBerror.code\\fR names the finer condition "
-         "(docs/ERRORS.md).\n";
+         ".PP\nWith \\fB\\-\\-json\\fR, \\fBerror.category\\fR is the name of the exit "
+         "status and \\fBerror.code\\fR the finer condition, one of (with its exit status):\n";
+  for (ErrorCode c : all_error_codes()) {
+    if (category(c) != c) {
+      out << ".br\n\\fB" << roff(code_name(c)) << "\\fR (" << exit_code(c) << ")\n";
+    }
+  }
   out << ".SH FILES\n"
          ".TP\n/opt/cudnn/store/, /opt/cudnn/generations/, /opt/cudnn/current\n"
          "immutable store entries, generations, the active generation (\\fB\\-\\-prefix\\fR)\n"

@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 namespace cudnnctl::doctor {
@@ -146,19 +147,49 @@ void add_loader_config_findings(DoctorReport& r, const FindingContext& ctx) {
   }
 }
 
+namespace {
+
+// One finding for every .so.N of an install copied as a regular file (a `cp` without -P copies
+// all of them): the names, and for a hand copy in a CUDA home the way out, `cudnnctl adopt`.
+void add_regular_sonames(DoctorReport& r, const Install& i) {
+  std::vector<std::string> paths, names;
+  for (const auto& p : i.problems) {
+    if (p.kind == "soname-not-symlink") {
+      paths.push_back(p.path);
+      names.push_back(std::filesystem::path(p.path).filename().string());
+    }
+  }
+  if (paths.empty()) {
+    return;
+  }
+  const bool cuda_home = std::any_of(i.origins.begin(), i.origins.end(),
+                                     [](const Origin& o) { return o.kind == "cuda-home"; });
+  const std::string what =
+      paths.size() == 1 ? paths.front() + " is a regular file"
+                        : std::to_string(paths.size()) + " libraries in " + i.dir +
+                              " are regular files (" + util::join(names, ", ") + ")";
+  add(r, "soname-not-symlink", Severity::warning,
+      what + " where a symlink to the versioned file belongs (ldconfig: \"is not a symbolic "
+             "link\"); they work until an upgrade replaces only one of the two copies",
+      paths,
+      std::string(cuda_home ? "`cudnnctl adopt` takes this copy over (a backup first, then "
+                              "links into its store; `adopt --undo` puts it back), or "
+                            : "") +
+          "replace each with a link: ln -sf <versioned name> <path> (copy tarballs with "
+          "`cp -P`)");
+}
+
+} // namespace
+
 void add_install_findings(DoctorReport& r, const FindingContext& ctx) {
   for (const auto& i : r.installs) {
+    add_regular_sonames(r, i);
     for (const auto& p : i.problems) {
       if (p.kind == "dangling-link") {
         add(r, "dangling-link", Severity::error, p.path + " " + p.detail + " in " + where(i),
             {p.path}, "remove the link or point it at an existing file; " + reinstall_fix(i));
       } else if (p.kind == "soname-not-symlink") {
-        add(r, "soname-not-symlink", Severity::warning,
-            p.path + " is " + p.detail +
-                "; it works until an upgrade replaces only one of the two copies",
-            {p.path},
-            "replace it with a link: ln -sf <versioned name> " + p.path +
-                " (copy tarballs with `cp -P`)");
+        continue; // add_regular_sonames: one finding for them all
       } else if (p.kind == "soname-file-differs") {
         add(r, "soname-file-differs", Severity::error, p.path + " is " + p.detail, {p.path},
             "make " + p.path + " a link to the versioned file of the release you want; " +

@@ -325,7 +325,14 @@ std::vector<Violation> evaluate(const ReleaseRow& r, int cuda, const RecommendIn
     auto report = gpu::check_support(gpu::builtin_support(), r.version, cuda, gpus);
     for (const auto& v : report.gpus) {
       if (v.verdict == gpu::Verdict::unsupported) {
-        out.push_back({"cc", v.message});
+        // Without the release's own version ("its CUDA 13 build"): the rejection is listed
+        // under its release, and releases that fail alike form one group (issue 37, item 8).
+        std::string message = v.message;
+        const std::string build = "cuDNN " + r.version + " for CUDA " + std::to_string(cuda);
+        if (auto at = message.find(build); at != std::string::npos) {
+          message.replace(at, build.size(), "its CUDA " + std::to_string(cuda) + " build");
+        }
+        out.push_back({"cc", message});
       } else if (v.verdict == gpu::Verdict::unknown) {
         out.push_back({"cc", "no support matrix known for " + r.label + " for CUDA " +
                                  std::to_string(cuda) + " (compute capability " +

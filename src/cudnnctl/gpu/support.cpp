@@ -123,12 +123,32 @@ std::string alternatives(const SupportTable& t, const manifest::Version& v, int 
     out.push_back("cuDNN " + first_after->cudnn_min + " or later for CUDA " + std::to_string(cuda));
   }
   if (out.empty()) {
-    // Another variant of another release, e.g. Blackwell on a CUDA 11 build.
-    for (const auto& row : t.rows) {
-      if (row_runs(row, gpu)) {
-        out.push_back("cuDNN " + row.cudnn_min + " or later for CUDA " + std::to_string(row.cuda));
-        break;
+    // Another variant of another release (Volta on a CUDA 13 build: 9.10.2 for CUDA 12). The
+    // newest releases that run it: an open-ended row's first release, else the latest last
+    // release of a closed row (of the highest CUDA major among equals).
+    const SupportRow* best = nullptr;
+    auto newer = [](const SupportRow& a, const SupportRow& b) { // a newer than b
+      if (!a.cudnn_max != !b.cudnn_max) {
+        return !a.cudnn_max;
       }
+      auto av = release_of(a.cudnn_max ? *a.cudnn_max : a.cudnn_min);
+      auto bv = release_of(b.cudnn_max ? *b.cudnn_max : b.cudnn_min);
+      if (av && bv && *av != *bv) {
+        return *av > *bv;
+      }
+      return a.cuda > b.cuda;
+    };
+    for (const auto& row : t.rows) {
+      if (row_runs(row, gpu) && (!best || newer(row, *best))) {
+        best = &row;
+      }
+    }
+    if (best && best->cudnn_max) {
+      out.push_back("cuDNN " + *best->cudnn_max + " for CUDA " + std::to_string(best->cuda) +
+                    " (the newest release with device code for " + cc_text + ")");
+    } else if (best) {
+      out.push_back("cuDNN " + best->cudnn_min + " or later for CUDA " +
+                    std::to_string(best->cuda));
     }
   }
   std::string s;

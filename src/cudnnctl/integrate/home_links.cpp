@@ -32,6 +32,16 @@ void add_dir(std::vector<fs::path>& v, const fs::path& p) {
   }
 }
 
+// The directories as this host names them (under --root): what a user can open.
+std::vector<std::string> host_strings(const store::Layout& layout, const std::vector<fs::path>& v) {
+  std::vector<std::string> out;
+  for (const auto& p : v) {
+    out.push_back(layout.host(p).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::string> as_strings(const std::vector<fs::path>& v) {
   std::vector<std::string> out;
   for (const auto& p : v) {
@@ -427,7 +437,7 @@ Status link_cuda_home(const store::Layout& layout, const store::Config& config,
     notes.action("CUDA home: " + std::to_string(linked) + " link(s) to " + first +
                      (rest.empty() ? std::string() : " and " + util::join(rest, ", ")) + " made, " +
                      std::to_string(removed) + " removed in " +
-                     util::join(as_strings(t.dirs), ", "),
+                     util::join(host_strings(layout, t.dirs), ", "),
                  per_home_lines(homes, t, plan));
   }
   return record_dirs(layout, state, as_strings(plan.linked_dirs));
@@ -479,7 +489,7 @@ Result<std::optional<HomePreview>> preview_cuda_home(const store::Layout& layout
     return std::nullopt;
   }
   HomePreview p;
-  p.dirs = as_strings(t.dirs);
+  p.dirs = host_strings(layout, t.dirs);
   for (const auto& h : homes) {
     if (!h.warning.empty()) {
       p.warnings.push_back(h.warning);

@@ -37,7 +37,7 @@ namespace cudnnctl::integrate {
 
 // What the CUDA-home step of a switch to `entry` would do (--dry-run plans), read-only.
 struct HomePreview {
-  std::vector<std::string> dirs; // the CUDA-home directories the step looks at
+  std::vector<std::string> dirs; // the CUDA-home directories the step looks at (host paths)
   bool counted = false;          // false: `entry` is not in the store yet (no counts)
   size_t linked = 0;             // links made or repointed
   size_t removed = 0;            // stale links removed

@@ -60,7 +60,11 @@ std::vector<ModuleVar> module_vars(const store::Layout& layout, const store::Ent
   if (entry_has(e, "headers")) {
     v.push_back({"CUDNN_INCLUDE_DIR", root + "/include", false});
   }
-  v.push_back({"CUDNN_LIBRARY", root + "/lib", false});
+  v.push_back({"CUDNN_LIB_DIR", root + "/lib", false});
+  if (entry_has(e, "runtime")) {
+    // The library file, as `cudnnctl env` sets it (CMake's find modules read a file here).
+    v.push_back({"CUDNN_LIBRARY", root + "/lib/libcudnn.so", false});
+  }
   if (entry_has(e, "headers")) {
     v.push_back({"CPATH", root + "/include", true});
   }

@@ -4,6 +4,7 @@
 #include "gates/recall.hpp"
 #include "gates/staged.hpp"
 #include "ops/recalls.hpp"
+#include "ops/verify.hpp"
 #include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -55,6 +56,56 @@ std::string restored_name(const store::BackupMeta& m) {
   }
   return m.version + "-cuda" + std::to_string(m.cuda) + "-" + m.platform + "-restored-" +
          util::sha256_hex(listing).substr(0, 8);
+}
+
+// A build's content as sorted lines (path, kind, sha256 or link target, mode; no directories):
+// a backup's and a store entry's compare equal when they hold the same files.
+std::vector<std::string> content_lines(const store::BackupMeta& m) {
+  std::vector<std::string> out;
+  for (const auto& f : m.files) {
+    if (!f.path.empty() && f.kind != "dir") {
+      out.push_back(f.path + " " + f.kind + " " + f.sha256 + " " +
+                    (f.entry_target.empty() ? f.target : f.entry_target) + " " +
+                    std::to_string(f.mode));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+std::vector<std::string> content_lines(const store::EntryInfo& e) {
+  std::vector<std::string> out;
+  for (const auto& f : e.files) {
+    if (f.kind != "dir") {
+      out.push_back(f.path + " " + f.kind + " " + f.sha256 + " " + f.target + " " +
+                    std::to_string(f.mode));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The store entry that already holds what the backup holds, byte for byte on disk, or null.
+// One that recorded the same files but no longer matches them is not reused: the backup is
+// then imported as an entry of its own, and a warning says why.
+const store::EntryInfo* entry_with_content(Context& ctx, const store::StoreView& view,
+                                           const store::BackupMeta& meta) {
+  const std::vector<std::string> wanted = content_lines(meta);
+  for (const auto& e : view.entries) {
+    if (e.version != meta.version || e.cuda_major != meta.cuda || e.platform != meta.platform ||
+        content_lines(e) != wanted) {
+      continue;
+    }
+    auto problems = entry_problems(ctx.layout().entry_dir(e.name), e);
+    if (problems.empty()) {
+      return &e;
+    }
+    ctx.warn("store entry " + e.name + " recorded the backup's files but no longer holds them (" +
+             problems.front() + (problems.size() > 1 ? ", +" + std::to_string(problems.size() - 1) +
+                                                           " more"
+                                                     : "") +
+             "): the backup is restored as an entry of its own");
+  }
+  return nullptr;
 }
 
 // Step 3 of restore: the backup's files, hashed again while written, as a store entry.
@@ -192,6 +243,13 @@ Status backup(Context& ctx, const BackupOptions& o, BackupResult& out) {
 Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   fs::path file = fs::absolute(o.file);
   struct stat st;
+  // `restore B.tar.zst.sha256` (the list beside a backup; a shell completes either) means B.
+  if (fs::path data = fs::path(file).replace_extension();
+      file.extension() == ".sha256" && ::stat(data.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    ctx.info("restoring " + data.string() + ": " + file.filename().string() +
+             " is its checksum list");
+    file = data;
+  }
   if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail(ErrorCode::usage, "no backup file " + file.string());
   }
@@ -219,13 +277,14 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   TRY_ASSIGN(recall::RecallSet recalls, load_site_recalls(ctx));
   gates::Env env = gates_env(ctx);
   TRY(gates::check_recall(env, recalls, meta.version, meta.cuda, out.findings));
-  std::string name = restored_name(meta);
   out.file = file.string();
-  out.entry = name;
   out.kind = meta.kind;
   out.version = meta.version;
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    const auto* same = entry_with_content(ctx, view, meta);
+    const std::string name = same ? same->name : restored_name(meta);
+    out.entry = name;
     fill_active(ctx, view, out);
     const auto* active = view.active_entry();
     out.changed = !(active && active->name == name);
@@ -235,6 +294,11 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  // The build already in the store (the backup of an entry that is still there) is switched to,
+  // not imported a second time.
+  const auto* same = entry_with_content(ctx, view, meta);
+  const std::string name = same ? same->name : restored_name(meta);
+  out.entry = name;
   if (const auto* active = view.active_entry(); active && active->name == name) {
     fill_active(ctx, view, out);
     out.described = store::describe(*active);

@@ -65,9 +65,14 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   }
   const auto& layout = ctx.layout();
   out.active = gen_info(ctx, view, view.current);
+  // A Dockerfile describes the image, where --root is `/`: its paths are those inside the root.
+  const bool image = o.shell == "dockerfile";
+  const fs::path entry_dir = image ? layout.sys_entry_dir(e->name) : layout.entry_dir(e->name);
   // A slot kept alongside has no `current` of its own: its variables name the immutable store
   // path (what its module file names too).
-  fs::path current = out.slot.empty() ? layout.current_link() : layout.entry_dir(e->name);
+  fs::path current = !out.slot.empty() ? entry_dir
+                     : image           ? layout.sys_prefix() / "current"
+                                       : layout.current_link();
   fs::path library;
   std::string major = e->version.substr(0, e->version.find('.'));
   for (const std::string& n : {std::string("libcudnn.so"), "libcudnn.so." + major}) {
@@ -97,7 +102,7 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   vars.push_back({"CUDNN_INSTALL_PATH", current.string()});
   vars.push_back({"TF_CUDNN_VERSION", major});
   if (o.ld_library_path) {
-    vars.push_back({"LD_LIBRARY_PATH", (layout.entry_dir(e->name) / "lib").string(), true});
+    vars.push_back({"LD_LIBRARY_PATH", (entry_dir / "lib").string(), true});
     ctx.warn("LD_LIBRARY_PATH wins over the RPATH of pip-installed PyTorch (and JAX or "
              "TensorFlow wheels), which then load this cuDNN instead of the nvidia-cudnn wheel "
              "they were built with: torch fails with \"cuDNN version incompatibility\"; leave "
@@ -108,8 +113,14 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   if (out.slot.empty()) { // cudnn.pc describes the primary slot
     out.pkg_config_path = integrate::pkgconfig_file(layout).parent_path().string();
   }
-  out.entry_path = layout.entry_dir(e->name).string();
+  out.entry_path = entry_dir.string();
   out.shell = o.shell;
+  if (image) {
+    // The install that gives an image this build, before the ENV lines that name it.
+    out.run_line = "RUN cudnnctl --cuda " + std::to_string(e->cuda_major) + " install " +
+                   e->version + (out.slot.empty() ? "" : " --alongside") +
+                   " --no-smoke --no-cache";
+  }
   return {};
 }
 

@@ -38,7 +38,8 @@ struct EnvResult : Outcome {
   std::vector<EnvVar> vars;
   std::string pkg_config_path;
   std::string entry_path;
-  std::string slot; // "" = the primary slot
+  std::string slot;     // "" = the primary slot
+  std::string run_line; // --shell dockerfile: the RUN line that installs this build
 };
 
 // No active generation: ErrorCode::nothing_active. An unknown --slot: ErrorCode::usage.

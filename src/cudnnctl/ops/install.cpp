@@ -327,8 +327,10 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
     prefetch.emplace(gates_env(ctx).smoke_timeout());
   }
   if (!target.cuda && !target.active_cuda) {
-    ctx.warn("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
-             "; choosing the newest CUDA variant the release offers (pass --cuda to choose)");
+    // The release's resolution warns once, naming the major it took and the others (issue 37).
+    ctx.info("no CUDA toolkit found under " + ctx.layout().host(ctx.config().cuda_home).string() +
+                 "; choosing the newest CUDA variant the release offers (pass --cuda to choose)",
+             1);
   } else if (target.cuda) { // else the active build's major, if the release has it (resolve)
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
   }

@@ -97,7 +97,7 @@ Status install_dry_run(Context& ctx, const InstallJob& job, InstallResult& out) 
                      std::move(detail));
         }
       }
-      plan_space(ctx, ctx.layout().store_dir(), sel.package.size * 2);
+      TRY(plan_space(ctx, ctx.layout().store_dir(), sel.package.size * 2));
       ctx.action(
           "would install cuDNN " + sel.version + " (CUDA " + std::to_string(sel.cuda_major) + ", " +
               sel.platform + ") as store entry " + ctx.layout().entry_dir(name).string(),

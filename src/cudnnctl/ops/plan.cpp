@@ -31,21 +31,31 @@ std::string bytes_text(uint64_t bytes) {
   return grouped + " bytes (" + util::human_bytes(bytes) + ")";
 }
 
-void plan_space(Context& ctx, const fs::path& dir, uint64_t needed) {
+Status plan_space(Context& ctx, const fs::path& dir, uint64_t needed) {
   fs::path probe = dir;
   while (!probe.empty() && !util::exists_nofollow(probe) && probe != probe.parent_path()) {
     probe = probe.parent_path();
   }
   struct statvfs st {};
   std::string free = "free space unknown";
+  std::optional<uint64_t> avail;
   if (::statvfs(probe.c_str(), &st) == 0) {
-    const uint64_t avail = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-    free = util::human_bytes(avail) + " free" + (avail < needed ? ": NOT ENOUGH" : "");
+    avail = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+    free = util::human_bytes(*avail) + " free";
   }
   ctx.action("would need about " + util::human_bytes(needed) + " of disk in " + dir.string() +
                  " (" + free + ")",
              {"the archive's size twice: its files in staging, the entry published by rename",
               "free space measured on " + probe.string()});
+  if (avail && *avail < needed) {
+    // The install itself would stop with a full disk (exit 1): the plan says so the same way.
+    return fail(ErrorCode::environment,
+                "not enough disk space: the install needs about " + util::human_bytes(needed) +
+                    " in " + dir.string() + ", " + probe.string() + " has " +
+                    util::human_bytes(*avail) + " free; free space there or choose another "
+                    "--prefix (dry run: nothing was changed)");
+  }
+  return {};
 }
 
 Status plan_switch(Context& ctx, const std::string& entry, std::optional<int> generation,
@@ -119,16 +129,13 @@ uint64_t tree_bytes(const fs::path& dir) {
   return total;
 }
 
-std::string summary_line(const Context& ctx, const Outcome& outcome, double seconds) {
-  std::string s = "done in " + util::fixed(seconds, 1) + " s: ";
-  if (const auto& a = outcome.active) {
-    s += "cuDNN " + a->version + " (CUDA " + std::to_string(a->cuda) + ", " + a->platform +
-         ") active as generation " + std::to_string(a->generation);
-  } else {
-    s += "no cuDNN generation active";
-  }
-  return s + "; store " + util::human_bytes(tree_bytes(ctx.layout().store_dir())) + ", cache " +
-         util::human_bytes(tree_bytes(ctx.layout().cache_dir()));
+std::string summary_line(const Context& ctx, double seconds) {
+  // What the lines above do not say: the time, and the disk the store and the cache now use
+  // (the result line above names the active build; this one does not repeat it).
+  return "done in " + util::fixed(seconds, 1) + " s; store " +
+         util::human_bytes(tree_bytes(ctx.layout().store_dir())) + ", download cache " +
+         util::human_bytes(tree_bytes(ctx.layout().cache_dir())) + " in " +
+         ctx.layout().cache_dir().string() + " (`cudnnctl gc --cache` empties it)";
 }
 
 } // namespace cudnnctl::ops

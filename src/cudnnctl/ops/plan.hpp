@@ -23,7 +23,8 @@ namespace cudnnctl::ops {
                                  const std::optional<gates::Demands>& checks);
 
 // "would need about NEEDED free in DIR (FREE free)": the nearest existing ancestor of `dir`.
-void plan_space(Context& ctx, const fs::path& dir, uint64_t needed);
+// Less free than NEEDED: ErrorCode::environment (exit 1, as the install would end).
+[[nodiscard]] Status plan_space(Context& ctx, const fs::path& dir, uint64_t needed);
 
 // The host of a URL ("developer.download.nvidia.com"; "local file" for file://).
 [[nodiscard]] std::string url_host(const std::string& url);
@@ -31,9 +32,10 @@ void plan_space(Context& ctx, const fs::path& dir, uint64_t needed);
 // "752,511,848 bytes (717.7 MiB)".
 [[nodiscard]] std::string bytes_text(uint64_t bytes);
 
-// The one-line summary an executed mutating command ends with: "done in 12.3 s: cuDNN
-// 9.2.0.82 (CUDA 12, linux-x86_64) active as generation 3; store 1.1 GiB, cache 702.1 MiB".
-[[nodiscard]] std::string summary_line(const Context& ctx, const Outcome& outcome, double seconds);
+// The one-line summary an executed mutating command ends with, after its result line: "done
+// in 12.3 s; store 1.1 GiB, download cache 702.1 MiB in /var/cache/cudnnctl (`cudnnctl gc
+// --cache` empties it)".
+[[nodiscard]] std::string summary_line(const Context& ctx, double seconds);
 
 // Bytes of the regular files under `dir` (links not followed; missing: 0).
 [[nodiscard]] uint64_t tree_bytes(const fs::path& dir);

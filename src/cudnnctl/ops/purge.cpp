@@ -89,10 +89,10 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
     add(sys.parent_path() / hidden.filename(), hidden, "left by an interrupted purge",
         util::tree_bytes(hidden));
   };
-  add_dir("/var/cache/cudnnctl", layout.cache_dir(), "download cache");
+  add_dir(layout.own_dirs().cache, layout.cache_dir(), "download cache"); // --user: ~/.cache
   const auto exports = kept_backups(layout);
   if (exports.empty()) {
-    add_dir("/var/lib/cudnnctl", layout.state_dir(),
+    add_dir(layout.own_dirs().state, layout.state_dir(),
             "state: lock, journal, history, adopted originals' record and backups");
   } else {
     const fs::path sys_backups = layout.own_dirs().state / "backups";
@@ -104,17 +104,18 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
                          "(delete it yourself when it is not needed)");
     }
     uint64_t all = util::tree_bytes(layout.state_dir());
-    add_dir("/var/lib/cudnnctl", layout.state_dir(),
+    add_dir(layout.own_dirs().state, layout.state_dir(),
             "state: lock, journal, history, adopted originals' record and adopt's backups (the "
             "directory and backups/ stay for the files kept)");
     out.bytes -= std::min(out.bytes, kept_bytes);
-    if (!out.removed.empty() && out.removed.back().path == "/var/lib/cudnnctl") {
+    if (!out.removed.empty() && out.removed.back().path == layout.own_dirs().state.string()) {
       out.removed.back().bytes = all - std::min(all, kept_bytes);
     }
   }
-  if (util::exists_nofollow(layout.host_dir("/etc/cudnnctl"))) {
-    out.kept.push_back("/etc/cudnnctl: the configuration (config.toml, pins.d, keys.d, "
-                       "recalls.d) is yours: cudnnctl never writes it");
+  if (const fs::path config = layout.own_dirs().config;
+      util::exists_nofollow(layout.host_dir(config))) { // --user: ~/.config/cudnnctl
+    out.kept.push_back(config.string() + ": the configuration (config.toml, pins.d, keys.d, "
+                                         "recalls.d) is yours: cudnnctl never writes it");
   }
 }
 

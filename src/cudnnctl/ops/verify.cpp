@@ -15,43 +15,10 @@
 
 namespace cudnnctl::ops {
 
-namespace {
-
-// Verifies slot `slot` ("" = the primary) of `view`.
-Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, const std::string& slot,
-                   VerifyResult& out) {
-  out.active = gen_info(ctx, view, view.current);
-  out.slot = slot;
-  const std::optional<int> gen = view.slot_current(slot);
-  const auto* g0 = gen ? view.generation(*gen) : nullptr;
-  const auto* e = g0 ? view.entry(g0->entry) : nullptr;
-  if (!gen) {
-    return fail(ErrorCode::nothing_active, "nothing to verify: no cuDNN generation is active");
-  }
-  out.generation = *gen;
-  if (!e) {
-    // The pointer names a generation that is gone, or one whose entry is gone or unreadable:
-    // a finding (exit 8, on which the boot unit rolls back), not "nothing to verify" (B6).
-    const auto* g = g0;
-    std::string what = "generation " + std::to_string(*gen);
-    std::string pointer = slot.empty() ? "`current`" : "slot " + slot;
-    out.problems.push_back(
-        g ? what + ": its store entry " + g->entry + " is " +
-                (util::exists_nofollow(ctx.layout().entry_dir(g->entry))
-                     ? "damaged (" + std::string(store::k_entry_meta) + " is unreadable)"
-                     : "missing")
-          : what + ": " + pointer + " names it, but it does not exist");
-    out.entry = g ? g->entry : "";
-    out.completed = true;
-    return fail(ErrorCode::problems, "the active " + what +
-                                         " cannot be used: " + out.problems.front() +
-                                         "; run `cudnnctl recover` or `cudnnctl rollback" +
-                                         (slot.empty() ? "" : " --slot " + slot) + "`");
-  }
-  fs::path dir = ctx.layout().entry_dir(e->name);
-  std::vector<std::string>& problems = out.problems;
+std::vector<std::string> entry_problems(const fs::path& dir, const store::EntryInfo& e) {
+  std::vector<std::string> problems;
   std::set<std::string> recorded;
-  for (const auto& f : e->files) {
+  for (const auto& f : e.files) {
     recorded.insert(f.path);
     fs::path p = dir / f.path;
     struct stat st;
@@ -100,10 +67,48 @@ Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, const
     auto h = validate::read_version_header(header);
     if (!h) {
       problems.push_back(h.error().message);
-    } else if (!e->version.starts_with(h->str() + ".") && e->version != h->str()) {
-      problems.push_back("cudnn_version.h says " + h->str() + ", the store records " + e->version);
+    } else if (!e.version.starts_with(h->str() + ".") && e.version != h->str()) {
+      problems.push_back("cudnn_version.h says " + h->str() + ", the store records " + e.version);
     }
   }
+  return problems;
+}
+
+namespace {
+
+// Verifies slot `slot` ("" = the primary) of `view`.
+Status verify_once(Context& ctx, bool smoke, const store::StoreView& view, const std::string& slot,
+                   VerifyResult& out) {
+  out.active = gen_info(ctx, view, view.current);
+  out.slot = slot;
+  const std::optional<int> gen = view.slot_current(slot);
+  const auto* g0 = gen ? view.generation(*gen) : nullptr;
+  const auto* e = g0 ? view.entry(g0->entry) : nullptr;
+  if (!gen) {
+    return fail(ErrorCode::nothing_active, "nothing to verify: no cuDNN generation is active");
+  }
+  out.generation = *gen;
+  if (!e) {
+    // The pointer names a generation that is gone, or one whose entry is gone or unreadable:
+    // a finding (exit 8, on which the boot unit rolls back), not "nothing to verify" (B6).
+    const auto* g = g0;
+    std::string what = "generation " + std::to_string(*gen);
+    std::string pointer = slot.empty() ? "`current`" : "slot " + slot;
+    out.problems.push_back(
+        g ? what + ": its store entry " + g->entry + " is " +
+                (util::exists_nofollow(ctx.layout().entry_dir(g->entry))
+                     ? "damaged (" + std::string(store::k_entry_meta) + " is unreadable)"
+                     : "missing")
+          : what + ": " + pointer + " names it, but it does not exist");
+    out.entry = g ? g->entry : "";
+    out.completed = true;
+    return fail(ErrorCode::problems, "the active " + what +
+                                         " cannot be used: " + out.problems.front() +
+                                         "; run `cudnnctl recover` or `cudnnctl rollback" +
+                                         (slot.empty() ? "" : " --slot " + slot) + "`");
+  }
+  std::vector<std::string>& problems = out.problems;
+  problems = entry_problems(ctx.layout().entry_dir(e->name), *e);
   out.entry = e->name;
   out.checked_files = e->files.size();
   // A recalled build is a problem even when every byte matches what was installed.

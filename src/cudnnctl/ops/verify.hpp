@@ -5,8 +5,10 @@
 
 #include "gates/findings.hpp"
 #include "ops/context.hpp"
+#include "store/entry.hpp"
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,5 +50,10 @@ struct VerifyResult : Outcome {
 // ErrorCode::usage naming the active ones. `all_slots`: each active slot in turn; exit 8 when
 // any has a problem.
 [[nodiscard]] Status verify(Context& ctx, const VerifyOptions& options, VerifyResult& out);
+
+// The store entry at `dir` against what `e` recorded at install: every file's sha256, every
+// link's target, nothing extra, the header's version. One line per problem; {} when it matches.
+std::vector<std::string> entry_problems(const std::filesystem::path& dir,
+                                        const store::EntryInfo& e);
 
 } // namespace cudnnctl::ops

@@ -4,6 +4,8 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace cudnnctl::release {
 
@@ -43,6 +45,32 @@ std::string newest_of(const std::vector<std::string>& labels, size_t most) {
   std::string out = util::join(shown, ", ");
   if (labels.size() > shown.size()) {
     out += " and " + std::to_string(labels.size() - shown.size()) + " older";
+  }
+  return out;
+}
+
+std::vector<std::string> minor_gaps(const Catalog& catalog) {
+  std::map<int, std::set<int>> minors; // major -> the minors listed
+  for (const auto& r : catalog) {
+    if (auto v = manifest::Version::parse(r.label); v && v->parts.size() >= 2) {
+      minors[static_cast<int>(v->parts[0])].insert(static_cast<int>(v->parts[1]));
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [major, listed] : minors) {
+    const std::string m = std::to_string(major) + ".";
+    for (int lo = *listed.begin(); lo <= *listed.rbegin(); ++lo) {
+      if (listed.count(lo)) {
+        continue;
+      }
+      int hi = lo;
+      while (!listed.count(hi + 1)) {
+        ++hi;
+      }
+      out.push_back(m + std::to_string(lo) +
+                    (hi == lo ? "" : " to " + m + std::to_string(hi)));
+      lo = hi;
+    }
   }
   return out;
 }

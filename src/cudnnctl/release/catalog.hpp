@@ -43,6 +43,11 @@ std::vector<std::string> labels_with_build(const Catalog& catalog, const std::st
 // "9.13.0, 9.14.0, ... 9.27.0": the newest `most` of `labels` (ascending), the rest counted.
 std::string newest_of(const std::vector<std::string>& labels, size_t most = 6);
 
+// The minor releases of each major the catalog skips between its first and last of that
+// major ("9.11", "9.14 to 9.19"): NVIDIA published them, but their manifests were not among
+// those the list was made from. Patch releases it lacks (9.10.1) cannot be seen this way.
+std::vector<std::string> minor_gaps(const Catalog& catalog);
+
 // A VERSION that names no single release: "latest", or 1 or 2 components ("9", "9.2").
 bool is_partial_version(const std::string& version_arg);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/notes.hpp"
 
+#include "util/progress.hpp"
+
 #include <algorithm>
 #include <iostream>
 
@@ -12,6 +14,7 @@ void Notes::warn(const std::string& message) {
   }
   m_warnings.push_back(message);
   if (m_style.human && !m_style.quiet) {
+    clear_progress_line();
     std::cerr << "cudnnctl: warning: " << message << "\n";
   }
 }
@@ -27,6 +30,7 @@ void Notes::warn_many(const std::string& summary, const std::vector<std::string>
   if (!fresh || !m_style.human || m_style.quiet) {
     return;
   }
+  clear_progress_line();
   std::cerr << "cudnnctl: warning: " << summary << "\n";
   if (m_style.verbose >= 1) {
     for (const auto& d : details) {
@@ -38,6 +42,7 @@ void Notes::warn_many(const std::string& summary, const std::vector<std::string>
 void Notes::action(const std::string& what, std::vector<std::string> detail) {
   m_actions.push_back(what);
   if (m_style.human && !m_style.quiet && !m_style.dry_run) {
+    clear_progress_line();
     std::cerr << "* " << what << "\n";
     if (m_style.verbose >= 1) {
       for (const auto& d : detail) {
@@ -50,6 +55,7 @@ void Notes::action(const std::string& what, std::vector<std::string> detail) {
 
 void Notes::info(const std::string& message, int level) const {
   if (m_style.human && !m_style.quiet && m_style.verbose >= level) {
+    clear_progress_line();
     std::cerr << message << "\n";
   }
 }

@@ -16,6 +16,10 @@ namespace {
 
 constexpr double k_bar_interval = 0.1; // seconds between redraws of the bar
 
+// The bar on screen, if any: other output erases it first (clear_progress_line).
+std::mutex g_bar_mutex;
+Progress* g_bar = nullptr;
+
 std::string percent(const PhaseState& p) {
   if (p.total == 0) {
     return "";
@@ -38,6 +42,13 @@ size_t terminal_width(int fd) {
 }
 
 } // namespace
+
+void clear_progress_line() {
+  std::lock_guard lock(g_bar_mutex);
+  if (g_bar != nullptr) {
+    g_bar->erase_line();
+  }
+}
 
 ProgressStyle progress_style(bool json, bool quiet, int fd) {
   if (json || quiet) {
@@ -196,12 +207,31 @@ Progress::Progress(ProgressStyle style, std::vector<std::string> phase_names, st
   if (m_style == ProgressStyle::lines) {
     m_last_draw = m_clock(); // the first plain line after one interval, not at once
   }
+  if (m_style == ProgressStyle::bar) {
+    std::lock_guard lock(g_bar_mutex);
+    g_bar = this;
+  }
 }
 
 Progress::~Progress() {
   if (!m_finished) {
     finish(false);
   }
+  std::lock_guard lock(g_bar_mutex);
+  if (g_bar == this) {
+    g_bar = nullptr;
+  }
+}
+
+void Progress::erase_line() {
+  std::lock_guard lock(m_mutex);
+  if (m_finished || m_last_width == 0) {
+    return;
+  }
+  std::fprintf(m_out, "\r%s\r", std::string(m_last_width, ' ').c_str());
+  std::fflush(m_out);
+  m_last_width = 0;
+  m_last_draw = -1e9; // the next update draws the bar again at once
 }
 
 void Progress::update(size_t phase, uint64_t done, uint64_t total) {
@@ -246,13 +276,18 @@ void Progress::finish(bool success) {
     return;
   }
   m_finished = true;
-  if (m_style == ProgressStyle::bar && m_last_width > 0) {
-    // The bar's line becomes the total: what each phase moved, in how long.
-    std::string total = success ? format_totals(m_phases) : std::string();
-    if (total.size() < m_last_width) {
-      total += std::string(m_last_width - total.size(), ' ');
+  if (m_style == ProgressStyle::bar && m_drawn) {
+    if (success) {
+      // The bar's line (or, erased for other output, a line of its own) becomes the total:
+      // what each phase moved, in how long.
+      std::string total = format_totals(m_phases);
+      if (total.size() < m_last_width) {
+        total += std::string(m_last_width - total.size(), ' ');
+      }
+      std::fprintf(m_out, "\r%s\n", total.c_str());
+    } else if (m_last_width > 0) {
+      std::fprintf(m_out, "\n"); // the bar stays as it was, the next line below it
     }
-    std::fprintf(m_out, "%s%s\n", success ? "\r" : "", success ? total.c_str() : "");
   } else if (m_style == ProgressStyle::lines && success) {
     for (const auto& p : m_phases) {
       if (p.finished) {
@@ -277,6 +312,7 @@ void Progress::draw_locked(bool force) {
     }
     std::fprintf(m_out, "\r%s", line.c_str());
     std::fflush(m_out);
+    m_drawn = true;
     m_last_width = shown;
     m_last_draw = now;
   } else if (m_style == ProgressStyle::lines) {

@@ -52,6 +52,10 @@ std::string format_totals(const std::vector<PhaseState>& phases);
 // A plain line: "progress: download 100% ..., extract 45% ..." (started phases only).
 std::string format_plain_line(const std::vector<PhaseState>& phases);
 
+// Before a line of its own goes to the stream a bar is drawn on (notes, warnings): erases the
+// bar's line, which is drawn again at its next update. Thread-safe; nothing when no bar shows.
+void clear_progress_line();
+
 class Progress {
 public:
   using Clock = std::function<double()>; // monotonic seconds
@@ -74,7 +78,9 @@ public:
   [[nodiscard]] ProgressStyle style() const { return m_style; }
 
 private:
+  friend void clear_progress_line();
   void draw_locked(bool force);
+  void erase_line();
 
   ProgressStyle m_style;
   std::FILE* m_out;
@@ -84,7 +90,8 @@ private:
   std::vector<PhaseState> m_phases;
   std::vector<double> m_started_at;
   double m_last_draw = -1e9;
-  size_t m_last_width = 0;
+  size_t m_last_width = 0; // of the bar on screen now (0: none, or erased)
+  bool m_drawn = false;    // a bar was drawn at least once
   bool m_finished = false;
 };
 

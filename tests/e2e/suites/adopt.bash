@@ -301,6 +301,33 @@ expect_contains "$E2E_TMP/ldpb" "libcudnn.so.9 (libc6,x86-64) => /opt/cudnn/stor
 expect_exit 0 cudnnctl --root "$RB" restore "$E2E_TMP/export.tar.gz" --json
 expect_json 'd["changed"]' false
 
+TEST "restore of a build still in the store switches to it, no second entry; FILE.sha256 names FILE (issue 37, item 8)"
+expect_exit 0 cudnnctl --root "$RA" restore "$E2E_TMP/export.tar.gz"
+expect_contains "$OUT" "from this backup is already active; nothing to do"
+expect_exit 0 cudnnctl --root "$RA" restore "$E2E_TMP/export.tar.gz.sha256" --json
+expect_json 'd["changed"]' false
+expect_json 'd["data"]["entry"]' 9.1.0.70-cuda12-linux-x86_64
+expect_exit 0 cudnnctl --root "$RA" "${MIRROR[@]}" --cuda 12 install 9.27.0
+expect_exit 0 cudnnctl --root "$RA" --dry-run restore "$E2E_TMP/export.tar.gz"
+expect_contains "$OUT" "would restore cuDNN 9.1.0.70 from $E2E_TMP/export.tar.gz as 9.1.0.70-cuda12-linux-x86_64"
+expect_exit 0 cudnnctl --root "$RA" restore "$E2E_TMP/export.tar.gz" --json
+expect_json 'd["changed"]' true
+expect_json 'd["data"]["entry"]' 9.1.0.70-cuda12-linux-x86_64
+expect_json 'd["active"]["version"]' 9.1.0.70
+expect_exit 0 cudnnctl --root "$RA" list --json
+expect_json 'sorted(e["entry"] for e in d["data"]["installed"])' '["9.1.0.70-cuda12-linux-x86_64", "9.27.0.42-cuda12-linux-x86_64"]'
+expect_exit 0 cudnnctl --root "$RA" verify
+# A stored entry that no longer holds what it recorded is not reused: the backup's bytes win.
+expect_exit 0 cudnnctl --root "$RA" use 9.27.0 --no-smoke
+lib=$RA/opt/cudnn/store/9.1.0.70-cuda12-linux-x86_64/lib/libcudnn.so.9.1.0
+chmod u+w "$lib" "$(dirname "$lib")"
+printf 'X' | dd of="$lib" bs=1 seek=300 conv=notrunc status=none
+expect_exit 0 cudnnctl --root "$RA" restore "$E2E_TMP/export.tar.gz" --json
+EA=$(json_get 'd["data"]["entry"]')
+case $EA in 9.1.0.70-cuda12-linux-x86_64-restored-????????) ;; *) fail "restored over a damaged entry as $EA" ;; esac
+expect_json 'any("no longer holds them" in w and "lib/libcudnn.so.9.1.0" in w for w in d["warnings"])' true
+expect_exit 0 cudnnctl --root "$RA" verify
+
 TEST "a tampered backup is refused (exit 4) before anything changes"
 python3 - "$E2E_TMP/export.tar.gz" "$E2E_TMP/tampered.tar.gz" <<'PY'
 import io, sys, tarfile

@@ -179,4 +179,23 @@ ino_case() { # STEP CMD...
 for s in ${FULLFS_INODE_STEPS:-after-switch}; do
   ino_case "$s" install 8.9.7 --no-smoke
 done
+
+TEST "install --dry-run on a disk without room: exit 1 with the numbers, as the install would end (issue 37, item 8)"
+r=$(cr_copy one dryfull)
+onto_tmpfs "$r" "size=8m"
+fill "$r"
+tree_snapshot "$r" >"$E2E_TMP/dryfull.before"
+expect_exit 1 cudnnctl --root "$r" --mirror "file://$CR_MIRROR" --dry-run install 8.9.7
+expect_eq "$(wc -l <"$ERR")" 1 "stderr lines: $(cat "$ERR")"
+expect_contains "$ERR" "cudnnctl: error: not enough disk space: the install needs about "
+grep -qE " in $r/opt/cudnn/store, $r/opt/cudnn/store has [0-9.]+ [KMG]?i?B free; free space there or choose another --prefix \(dry run: nothing was changed\)\$" "$ERR" ||
+  fail "no numbers in the error: $(cat "$ERR")"
+grep -q 'would install and activate' "$OUT" && fail "the plan still says it would install: $(cat "$OUT")"
+cmp -s "$E2E_TMP/dryfull.before" <(tree_snapshot "$r") || fail "the dry run changed the root"
+expect_exit 1 cudnnctl --root "$r" --mirror "file://$CR_MIRROR" --json --dry-run install 8.9.7
+expect_json 'd["error"]["code"]' environment
+unfill "$r"
+expect_exit 0 cudnnctl --root "$r" --mirror "file://$CR_MIRROR" --dry-run install 8.9.7
+expect_contains "$OUT" "would install and activate cuDNN 8.9.7"
+N=$((N + 1))
 echo "full-filesystem cases: $N" >&2

@@ -140,6 +140,8 @@ grep "^ ip 9.1.0 " "$OUT" | grep -qv "not on the mirror" || fail "9.1.0, which t
 expect_contains "$OUT" "(not on the mirror): in cudnnctl's built-in list only; to install one, mirror it first (\`cudnnctl mirror VERSION --to DIR\` where NVIDIA's server is reachable)"
 # When the built-in list was made: the newest release it knows.
 expect_contains "$OUT" "built-in list: 25 releases, made from NVIDIA's redistrib manifests up to 9.27.0 (released 2026-09-29); newer releases are found on a mirror"
+# The gaps between the manifests it was made from are said (issue 37, item 8).
+expect_contains "$OUT" "  it lacks 9.11, 9.14 to 9.19, 9.21, 9.23 to 9.26 (no manifest of theirs was at hand when it was made): a mirror that has them lists them"
 # Installing one of them says what the mirror serves instead of calling its URL wrong.
 expect_exit 3 cudnnctl --root "$R2" --mirror "$MIRROR_URL/redist/" --cuda 12 --json install 9.2.0
 err_is mirror_not_found network 3
@@ -188,6 +190,14 @@ expect_exit 0 cudnnctl --root "$RB" --mirror "$M" --json --dry-run install 9.27.
 expect_json 'd["data"]["archive"]["cuda"]' 13
 expect_json 'd["warnings"]' '["cuDNN 9.27.0.42 has no CUDA 11 build, the active build'"'"'s (9.1.0): this is its CUDA 13 build, which needs a CUDA 13 runtime; give --cuda N to choose"]'
 
+TEST "no toolkit, nothing active, no --cuda: one warning naming the CUDA major taken (issue 37, item 8)"
+RC_=$(cr_copy empty nocuda)
+expect_exit 0 cudnnctl --root "$RC_" --mirror "$M" install 9.1.0 --no-smoke
+expect_eq "$(grep -c 'warning: .*CUDA' "$ERR")" 1 "warnings about the CUDA major"
+expect_contains "$ERR" "cudnnctl: warning: cuDNN 9.1.0 for linux-x86_64: no CUDA major requested or detected; using CUDA 12, the highest of CUDA 11, 12 (choose with --cuda 11 or --cuda 12)"
+expect_exit 0 cudnnctl --root "$(cr_copy empty nocuda-v)" --mirror "$M" -v install 9.1.0 --no-smoke
+expect_contains "$ERR" "no CUDA toolkit found under "
+
 # --- help and version --------------------------------------------------------------------------
 TEST "install --help shows the global options and an example"
 expect_exit 0 cudnnctl install --help
@@ -196,6 +206,29 @@ expect_contains "$OUT" "--mirror"
 expect_contains "$OUT" "--dry-run"
 expect_contains "$OUT" "Example: cudnnctl install 9.2.0 --dry-run"
 expect_contains "$OUT" "--no-smoke"
+
+TEST "help names values as a user would, never CLI11's types and checks; the top-level help has an example (issue 37, item 8)"
+expect_exit 0 cudnnctl --help
+expect_contains "$OUT" "Example: cudnnctl install 9.2.0; cudnnctl rollback; cudnnctl status; cudnnctl help install"
+grep -E '^  --cuda N +CUDA major' "$OUT" >/dev/null || fail "--cuda N: $(grep -- '--cuda' "$OUT")"
+grep -E '^  --root DIR +Directory' "$OUT" >/dev/null || fail "--root DIR: $(grep -- '--root' "$OUT")"
+grep -E '^  --mirror URL \.\.\. +Mirror' "$OUT" >/dev/null || fail "--mirror URL ...: $(grep -- '--mirror' "$OUT")"
+grep -E '^  --lock-timeout SECONDS +Seconds' "$OUT" >/dev/null || fail "--lock-timeout SECONDS: $(grep -- '--lock-timeout' "$OUT")"
+for c in "" install use rollback status list history verify search remove gc purge recover smoke mirror adopt backup restore env doctor recommend check bench help completion; do
+  # shellcheck disable=SC2086 # no command: the top-level help
+  expect_exit 0 cudnnctl $c --help
+  grep -nE 'TEXT|INT:INT|FLOAT:FLOAT|:FILE|:DIR| in \[[0-9.]+ - [0-9.]+\]|Excludes:|Needs:' "$OUT" &&
+    fail "CLI11 internals in \`cudnnctl $c --help\`"
+done
+expect_exit 0 cudnnctl env --help
+expect_contains "$OUT" "--shell sh|fish|dockerfile"
+expect_exit 0 cudnnctl rollback --help
+expect_contains "$OUT" "--to GENERATION|ENTRY"
+expect_exit 0 cudnnctl mirror --help
+expect_contains "$OUT" "--to DIR (required)"
+expect_exit 0 cudnnctl completion man
+expect_not_contains "$OUT" "docs/ERRORS.md"
+expect_contains "$OUT" 'fBconfirmation_required\fR (2)'
 
 TEST "an option of a command before the command: a clear message, exit 2"
 expect_exit 2 cudnnctl --root "$RE" --no-smoke install 9.1.0

@@ -130,7 +130,7 @@ $3"
 }
 consumer_checks() { # consumer_checks TOOL: what a user does after module load
   cat <<'EOF'
-echo "path=$CUDNN_PATH root=$CUDNN_ROOT inc=$CUDNN_INCLUDE_DIR lib=$CUDNN_LIBRARY"
+echo "path=$CUDNN_PATH root=$CUDNN_ROOT inc=$CUDNN_INCLUDE_DIR libdir=$CUDNN_LIB_DIR lib=$CUDNN_LIBRARY"
 echo "cpath=$CPATH library_path=$LIBRARY_PATH ld=$LD_LIBRARY_PATH"
 $CC -o "$T/major.$$" "$T/major.c" && "$T/major.$$"
 "$T/which"
@@ -143,7 +143,7 @@ TEST "real Lmod: module load cudnn/<v> sets the store paths; a compiled program 
 [ -f "$LMOD_INIT" ] || skip "Lmod is not installed ($LMOD_INIT; scripts/install-deps installs lmod)"
 run in_modules "$LMOD_SETUP" "$UP/modulefiles/lmod" "module load cudnn/9.1.0-cuda12 && $(consumer_checks)"
 [ "$RC" -eq 0 ] || fail "Lmod load failed"
-expect_contains "$OUT" "path=$UE1 root=$UE1 inc=$UE1/include lib=$UE1/lib"
+expect_contains "$OUT" "path=$UE1 root=$UE1 inc=$UE1/include libdir=$UE1/lib lib=$UE1/lib/libcudnn.so"
 expect_contains "$OUT" "cpath=$UE1/include library_path=$UE1/lib ld=$UE1/lib"
 expect_contains "$OUT" "major=9 minor=1"
 expect_contains "$OUT" "loaded=$UE1/lib/libcudnn.so.9 version=90100"
@@ -163,7 +163,7 @@ TEST "real Environment Modules: the Tcl files load the same way, .version marks 
 command -v tclsh8.6 >/dev/null || skip "tclsh8.6 is missing"
 run in_modules "$EM_SETUP" "$UP/modulefiles" "module load cudnn/9.27.0-cuda12 && $(consumer_checks)"
 [ "$RC" -eq 0 ] || fail "Environment Modules load failed"
-expect_contains "$OUT" "path=$UE2 root=$UE2 inc=$UE2/include lib=$UE2/lib"
+expect_contains "$OUT" "path=$UE2 root=$UE2 inc=$UE2/include libdir=$UE2/lib lib=$UE2/lib/libcudnn.so"
 expect_contains "$OUT" "cpath=$UE2/include library_path=$UE2/lib ld=$UE2/lib"
 expect_contains "$OUT" "major=9 minor=27"
 expect_contains "$OUT" "loaded=$UE2/lib/libcudnn.so.9 version=92700"

@@ -41,7 +41,7 @@ while IFS= read -r line; do
   "would install cuDNN 8.9.7.29 (CUDA 12, linux-x86_64) as store entry $R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64") order+=E ;;
   "would create generation 2 (parent: nothing active) and point $R/opt/cudnn/current at it") order+=G ;;
   "would write the loader drop-in $R/etc/ld.so.conf.d/00-cudnnctl.conf naming /opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64/lib, then run ldconfig") order+=L ;;
-  "would link the entry's cudnn*.h and libcudnn* names in /usr/local/cuda/include, /usr/local/cuda/lib64 (CUDA-home links)") order+=H ;;
+  "would link the entry's cudnn*.h and libcudnn* names in $R/usr/local/cuda/include, $R/usr/local/cuda/lib64 (CUDA-home links)") order+=H ;;
   "would run the GPU smoke test on every visible GPU"*) order+=K ;;
   esac
 done <<<"$plan"
@@ -76,11 +76,16 @@ grep -q '^\* downloaded and verified cudnn-linux-x86_64-8.9.7.29' "$ERR" || fail
 grep -q "^\* loader drop-in $R/etc/ld.so.conf.d/00-cudnnctl.conf names /opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64/lib; ran ldconfig" "$ERR" ||
   fail "no loader step: $(cat "$ERR")"
 grep -q '^\* activated generation 2 (8.9.7.29-cuda12-linux-x86_64)' "$ERR" || fail "no generation step: $(cat "$ERR")"
+# The result line names the build, the summary after it only what is new (issue 37, item 8:
+# three closing lines said nearly the same).
+expect_eq "$(tail -n 2 "$OUT" | head -n 1)" "cuDNN 8.9.7.29 (CUDA 12, linux-x86_64) is active as generation 2: $R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64" "the result line"
 last=$(tail -n 1 "$OUT")
 case $last in
-"done in "*" s: cuDNN 8.9.7.29 (CUDA 12, linux-x86_64) active as generation 2; store "*", cache "*) ;;
+"done in "*" s; store "*", download cache "*" in $R/var/cache/cudnnctl (\`cudnnctl gc --cache\` empties it)") ;;
 *) fail "no summary line at the end of stdout: $(cat "$OUT")" ;;
 esac
+expect_eq "$(cat "$OUT" "$ERR" | grep -c 'generation 2')" 2 "lines naming generation 2 (the step and the result)"
+expect_eq "$(grep -c 'download cache' "$OUT")" 1 "lines about the download cache"
 # Nothing of it under --json: stdout one object.
 R2=$(handmade_root)
 expect_exit 0 cudnnctl --root "$R2" "${MIRROR[@]}" install 8.9.7 --json
@@ -105,14 +110,19 @@ expect_exit 0 cudnnctl --root "$R3" "${MIRROR[@]}" install 9.27.0
 expect_eq "$(cat "$OUT" "$ERR" | grep -c 'smoke test.*skipped')" 1 "lines saying the smoke test was skipped"
 grep -q 'smoke test' "$OUT" && fail "the smoke skip is on stdout: $(cat "$OUT")"
 
-TEST "noise: doctor says soname-not-symlink once per file"
+TEST "noise: doctor says soname-not-symlink once for a cp copy, naming each file, and suggests adopt (issue 37, item 8)"
 RD=$(handmade_root)
 run cudnnctl --root "$RD" doctor
 [ "$RC" -eq 0 ] || [ "$RC" -eq 8 ] || fail "doctor exit $RC"
+expect_eq "$(grep -c 'soname-not-symlink:' "$OUT")" 1 "soname-not-symlink findings"
 for lib in libcudnn.so.9 libcudnn_ops.so.9 libcudnn_graph.so.9; do
-  expect_eq "$(grep -c "soname-not-symlink: /usr/local/cuda/lib64/$lib " "$OUT")" 1 "soname-not-symlink lines for $lib"
+  grep 'soname-not-symlink:' "$OUT" | grep -q "[ (]$lib[,)]" || fail "the finding does not name $lib: $(cat "$OUT")"
+  expect_contains "$OUT" "/usr/local/cuda/lib64/$lib"
 done
+expect_contains "$OUT" "fix: \`cudnnctl adopt\` takes this copy over"
 expect_contains "$OUT" "problem(s) in this directory: see the findings below"
+run cudnnctl --root "$RD" --json doctor
+expect_json '[len(f["paths"]) >= 3 for f in d["data"]["findings"] if f["code"] == "soname-not-symlink"]' '[true]'
 
 TEST "use and rollback --dry-run: generation, loader, CUDA-home links counted"
 expect_exit 0 cudnnctl --root "$R3" --dry-run use 8.9.7
@@ -127,7 +137,7 @@ expect_exit 0 cudnnctl --root "$R3" -v --dry-run rollback
 expect_contains "$OUT" "       /usr/local/cuda/lib64/libcudnn.so.8 -> "
 expect_exit 0 cudnnctl --root "$R3" rollback
 expect_contains "$ERR" "* switched from generation 3 to generation 2"
-case $(tail -n 1 "$OUT") in "done in "*" active as generation 2; store "*) ;; *) fail "rollback: no summary: $(cat "$OUT")" ;; esac
+case $(tail -n 1 "$OUT") in "done in "*" s; store "*", download cache "*) ;; *) fail "rollback: no summary: $(cat "$OUT")" ;; esac
 
 TEST "noise: history shows the command without --root and the global options (--json keeps argv)"
 expect_exit 0 cudnnctl --root "$R3" history
@@ -171,7 +181,10 @@ grep -qE '^extract .*\| download ([0-9]|[1-9][0-9])%' "$E2E_TMP/pty.lines" &&
   fail "the bar is labelled extract while the download drives it: $(cat -v "$E2E_TMP/pty.out")"
 grep -qE '^download [0-9.]+ [KMG]?i?B in [0-9:]+, .*; extract ' "$E2E_TMP/pty.lines" || fail "no total at the end: $(cat -v "$E2E_TMP/pty.out")"
 grep -q '^\* activated generation 1' "$E2E_TMP/pty.lines" || fail "no step lines in the pty"
-grep -q '^done in .* active as generation 1' "$E2E_TMP/pty.lines" || fail "no summary in the pty"
+grep -q '^done in .* s; store .*, download cache ' "$E2E_TMP/pty.lines" || fail "no summary in the pty"
+# No line glued to the bar (issue 37, item 8): every step starts a line of its own.
+grep -q '.\* downloaded and verified' "$E2E_TMP/pty.lines" && fail "a step glued to the bar: $(cat -v "$E2E_TMP/pty.out")"
+grep -q '^\* downloaded and verified cudnn-linux-x86_64-9.1.0.70' "$E2E_TMP/pty.lines" || fail "no download step in the pty"
 # In a pipe: no bar (no carriage returns), the same steps and summary.
 R7=$(new_root)
 mkdir -p "$R7/etc/cudnnctl/pins.d"
@@ -179,6 +192,6 @@ cp "$M/SHA256SUMS" "$R7/etc/cudnnctl/pins.d/test-mirror.sha256"
 cudnnctl --root "$R7" --mirror "$MIRROR_URL/" --cuda 12 install 9.1.0 2>&1 | cat >"$E2E_TMP/pipe.out"
 grep -q $'\r' "$E2E_TMP/pipe.out" && fail "a progress bar in a pipe"
 grep -q '^\* activated generation 1' "$E2E_TMP/pipe.out" || fail "no step lines in a pipe"
-grep -q '^done in .* active as generation 1' "$E2E_TMP/pipe.out" || fail "no summary in a pipe"
+grep -q '^done in .* s; store .*, download cache ' "$E2E_TMP/pipe.out" || fail "no summary in a pipe"
 stop_nginx
 

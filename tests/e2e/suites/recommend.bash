@@ -113,6 +113,18 @@ rec --root "$R"
 expect_json 'd["data"]["rejected_groups"][0]["count"]' 20
 expect_json 'd["data"]["rejected_groups"][0]["hint"]' "try --cuda 12 with a CUDA 12 toolkit"
 
+TEST "a Volta GPU on a CUDA 13 toolkit: one group for the builds without its device code, the way out is 9.10.2 for CUDA 12 (issue 37, item 8)"
+R=$(new_root)
+toolkit "$R" /usr/local/cuda-13.0 13.0
+run "$CUDNNCTL" recommend --root "$R" --compute-capability 7.0
+expect_rc 7
+expect_eq "$(grep -c 'has no device code' "$OUT")" 1 "groups of releases without device code for 7.0"
+expect_contains "$OUT" "  5 releases: GPU 0 (sm 7.0): its CUDA 13 build has no device code for compute capability 7.0 (it supports 7.5 to 12.0); use cuDNN 9.10.2 for CUDA 12 (the newest release with device code for 7.0)"
+expect_contains "$OUT" "    9.12.0, 9.13.0, 9.20.0, 9.22.0, 9.27.0"
+grep 'has no device code' "$OUT" | grep -q 'CUDA 11' && fail "the way out names CUDA 11: $(cat "$OUT")"
+rec --root "$R" --compute-capability 7.0
+expect_json 'any("its CUDA 13 build has no device code for compute capability 7.0" in x for r in d["data"]["rejected"] if r["label"] == "9.27.0" for x in r["reasons"])' true
+
 TEST "nothing fits: exit 7 naming the two constraints that cannot be met together"
 R=$(new_root)
 toolkit "$R" /usr/local/cuda-13.0 13.0

@@ -45,7 +45,7 @@ expect_file "$H/.local/state/cudnnctl/lock"
 [ -n "$(ls "$H/.cache/cudnnctl"/*.tar.xz 2>/dev/null)" ] || fail "no cached archive under ~/.cache/cudnnctl"
 expect_contains "$ERR" "loader check skipped: --user mode"
 # The cache is named where it is (issue 37, item 5), by install, status and list alike.
-expect_contains "$OUT" " in $H/.cache/cudnnctl (\`cudnnctl gc --cache\` empties it;"
+expect_contains "$OUT" " in $H/.cache/cudnnctl (\`cudnnctl gc --cache\` empties it)"
 expect_not_contains "$OUT" "/var/cache/cudnnctl"
 expect_exit 0 as_user "$CUDNNCTL" --user status
 expect_contains "$OUT" "cache:    "
@@ -65,6 +65,12 @@ expect_exit 0 as_user "$CUDNNCTL" --user env --ld-library-path
 expect_contains "$OUT" "export CUDNN_PATH='$P/current';"
 expect_contains "$OUT" "export LD_LIBRARY_PATH='$P/store/$E1/lib'"
 expect_exit 0 as_user "$CUDNNCTL" --user gc --keep 1
+# purge names the user's own directories, not the system's (issue 37, item 5).
+expect_exit 0 as_user "$CUDNNCTL" --user --dry-run purge
+expect_contains "$OUT" "would remove $H/.cache/cudnnctl  (download cache, "
+expect_contains "$OUT" "would remove $H/.local/state/cudnnctl  (state: "
+expect_not_contains "$OUT" "/var/cache/cudnnctl"
+expect_not_contains "$OUT" "/var/lib/cudnnctl"
 expect_no_file "$P/store/$E2"
 expect_no_file "$P/modulefiles/cudnn/9.27.0-cuda12"
 
