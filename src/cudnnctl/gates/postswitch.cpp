@@ -88,7 +88,8 @@ Status check_loader(Env& env, const store::EntryInfo& entry, Findings& out) {
                   ", expected " + expected);
   }
   out.check("loader", "passed", "ldconfig -r: " + soname + " resolves to " + expected);
-  env.notes.action("loader check: " + soname + " resolves to " + expected);
+  env.notes.action("loader check: the ld.so cache under " + layout.root().string() + " resolves " +
+                   soname + " to " + expected + " (inside the root)");
   return {};
 }
 

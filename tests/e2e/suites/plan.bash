@@ -73,8 +73,16 @@ smoke=$(grep -n '^running the GPU smoke test on 8.9.7.29' "$ERR" | cut -d: -f1)
 [ -n "$adopted" ] && [ -n "$smoke" ] || fail "steps missing on stderr: $(cat "$ERR")"
 [ "$adopted" -lt "$smoke" ] || fail "the adoption is said after the next version's smoke test: $(cat "$ERR")"
 grep -q '^\* downloaded and verified cudnn-linux-x86_64-8.9.7.29' "$ERR" || fail "no download step: $(cat "$ERR")"
-grep -q "^\* loader drop-in $R/etc/ld.so.conf.d/00-cudnnctl.conf names /opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64/lib; ran ldconfig" "$ERR" ||
+grep -q "^\* loader drop-in $R/etc/ld.so.conf.d/00-cudnnctl.conf names /opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64/lib (inside the root); ran ldconfig" "$ERR" ||
   fail "no loader step: $(cat "$ERR")"
+# Under --root a path a user can open is the host's; one as the root sees it says so (issue 37,
+# item 5).
+grep -q "^\* extracted 8.9.7.29 (CUDA 12, linux-x86_64) into $R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64\$" "$ERR" ||
+  fail "no host path for the entry: $(cat "$ERR")"
+grep -q "^\* CUDA home: .* removed in $R/usr/local/cuda/include, $R/usr/local/cuda/lib64\$" "$ERR" ||
+  fail "no host paths for the CUDA home: $(cat "$ERR")"
+grep -q "^\* loader check: the ld.so cache under $R resolves libcudnn.so.8 to /opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64/lib/libcudnn.so.8 (inside the root)\$" "$ERR" ||
+  fail "the loader check does not say whose path it names: $(cat "$ERR")"
 grep -q '^\* activated generation 2 (8.9.7.29-cuda12-linux-x86_64)' "$ERR" || fail "no generation step: $(cat "$ERR")"
 # The result line names the build, the summary after it only what is new (issue 37, item 8:
 # three closing lines said nearly the same).
