@@ -49,6 +49,17 @@ for s in mid-rollback mid-gc before-commit; do
   N=$((N + 1))
 done
 
+# restore (issue 34: every step of restore, as of install): a backup of two's generation 2
+# (8.9.7) restored into one (9.1.0 active), crashed at each step of the import and the switch
+BR=$(cr_copy two backup-src)
+expect_exit 0 cudnnctl --root "$BR" backup --output "$E2E_TMP/gen2.tar.zst"
+for s in after-staging after-store-commit after-generation before-switch; do
+  crash_case restore one "$s" 1 2 $U - recover restore "$E2E_TMP/gen2.tar.zst"; N=$((N + 1))
+done
+for s in $POST_SWITCH; do
+  crash_case restore one "$s" 1 2 - $C recover restore "$E2E_TMP/gen2.tar.zst"; N=$((N + 1))
+done
+
 # recovery interrupted: crash the command, then crash `recover` itself, then recover again
 recover_twice() { # ID TEMPLATE STEP1 STEP2 OLD NEW WANT_STATE RESULT CMD...
   local id=$1 tpl=$2 s1=$3 s2=$4 old=$5 new=$6 want=$7 res=$8 r h0
