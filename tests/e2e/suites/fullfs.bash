@@ -180,6 +180,56 @@ for s in ${FULLFS_INODE_STEPS:-after-switch}; do
   ino_case "$s" install 8.9.7 --no-smoke
 done
 
+# ---- restore and purge on a full filesystem at each of their steps (issue 34) ---------------
+BKF=$E2E_TMP/full-gen2.tar.zst # outside the small filesystems
+expect_exit 0 cudnnctl --root "$(cr_copy two fullbk)" backup --output "$BKF"
+restore_full() { # STEP: a backup of 8.9.7 restored over 9.1.0 (generation 1)
+  local step=$1 r
+  TEST "full filesystem at $step of restore: 9.1.0 or 8.9.7, never a mix; recover, then restore, once space is freed"
+  r=$(cr_copy one "full-restore.$step")
+  onto_tmpfs "$r" size=64m
+  paused_full "$r" "$step" restore "$BKF"
+  case $RC in
+  0 | 1 | 5) ;;
+  *) fail "exit $RC at $step on a full filesystem: $(cat "$ERR")" ;;
+  esac
+  [ "$RC" = 0 ] || expect_eq "$(grep -c '^cudnnctl: error: ' "$ERR")" 1 "error lines: $(cat "$ERR")"
+  cr_check "$r" --allowed 1,2 --loader
+  unfill "$r"
+  expect_exit 0 cudnnctl --root "$r" recover
+  cr_check "$r" --allowed 1,2 --clean --loader
+  expect_exit 0 cudnnctl --root "$r" restore "$BKF"
+  cr_check "$r" --allowed 2,3 --clean --loader
+  expect_exit 0 cudnnctl --root "$r" verify
+  N=$((N + 1))
+}
+for s in ${FULLFS_RESTORE_STEPS:-after-staging after-store-commit after-generation before-switch after-switch mid-integration after-integration post-switch-check before-commit}; do
+  restore_full "$s"
+done
+purge_full() { # STEP: purge --yes of two generations on a full filesystem, then again
+  local step=$1 r
+  TEST "full filesystem at $step of purge: exit 0 or 1 with one line; run again once space is freed: nothing of cudnnctl left"
+  r=$(cr_copy two "full-purge.$step")
+  onto_tmpfs "$r" size=64m
+  paused_full "$r" "$step" purge --yes
+  case $RC in
+  0 | 1) ;;
+  *) fail "exit $RC at $step on a full filesystem: $(cat "$ERR")" ;;
+  esac
+  [ "$RC" = 0 ] || expect_eq "$(grep -c '^cudnnctl: error: ' "$ERR")" 1 "error lines: $(cat "$ERR")"
+  unfill "$r"
+  expect_exit 0 cudnnctl --root "$r" purge --yes
+  for p in opt/cudnn/current opt/cudnn/store opt/cudnn/generations etc/ld.so.conf.d/00-cudnnctl.conf var/lib/cudnnctl/journal.json; do
+    [ ! -e "$r/$p" ] && [ ! -L "$r/$p" ] || fail "purge at $step, then again: $p is still there"
+  done
+  expect_exit 0 cudnnctl --root "$r" status --json
+  expect_json 'd["active"]' null
+  N=$((N + 1))
+}
+for s in ${FULLFS_PURGE_STEPS:-mid-release after-deactivate mid-purge mid-purge-state}; do
+  purge_full "$s"
+done
+
 TEST "install --dry-run on a disk without room: exit 1 with the numbers, as the install would end (issue 37, item 8)"
 r=$(cr_copy one dryfull)
 onto_tmpfs "$r" "size=8m"
