@@ -3,6 +3,7 @@
 # libraries; sourced by scripts/release, which builds cudnnctl against them and packs it. Moved
 # here unchanged from scripts/release: the text between the "deps key" lines is the cache key
 # of the static libraries, so the caches of earlier runs stay valid.
+# shellcheck disable=SC2154 # scripts/release's variables (repo, cache, mirror, jobs, log)
 
 # --- 1. The Debian 11 build root (glibc 2.31) ---
 sysroot_packages=libc6-dev,linux-libc-dev
