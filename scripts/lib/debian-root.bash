@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Debian roots made with debootstrap, for scripts/release (the Debian 11 build root) and the
-# suites that boot or import Debian containers (tests/distros/mkroot.sh, tests/fleet/mkbase.sh).
+# suites that boot or import Debian containers (tests/distros/mkroot.sh, tests/fleet/mkbase.sh),
+# and single .debs fetched from the mirror's signed indexes (scripts/release --arch aarch64).
 # Source it; it defines functions only.
 
 # debian_mirror: the Debian mirror to debootstrap from: $RELEASE_DEBIAN_MIRROR or
