@@ -9,7 +9,8 @@ set(CUDNNCTL_GEN_ROOT ${CUDNNCTL_GEN_DIR}/root)
 set(CUDNNCTL_GEN_FILES
   ${CUDNNCTL_GEN_DIR}/cudnnctl.bash ${CUDNNCTL_GEN_DIR}/_cudnnctl
   ${CUDNNCTL_GEN_DIR}/cudnnctl.fish ${CUDNNCTL_GEN_DIR}/cudnnctl.1.gz)
-set(_gen $<TARGET_FILE:cudnnctl> --root ${CUDNNCTL_GEN_ROOT} completion)
+# Cross-compiled (scripts/release --arch aarch64): run under the toolchain's emulator (qemu).
+set(_gen ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:cudnnctl> --root ${CUDNNCTL_GEN_ROOT} completion)
 add_custom_command(
   OUTPUT ${CUDNNCTL_GEN_FILES}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${CUDNNCTL_GEN_ROOT}
