@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A real fleet (issue 18, docs/FLEET.md): $FLEET_NODE_COUNT (8) Debian 12 hosts booted with
 # systemd-nspawn, their own systemd as PID 1, sshd on 127.0.0.1 ports (tests/fleet/). Ansible
-# drives them over SSH with the role: the cudnnctl .deb built with CPack, config, site pins,
+# drives them over SSH with the role: cudnnctl from the portable release (scripts/release: its
+# .deb on most nodes, its tarball's install.sh on the last; issue 33), config, site pins,
 # units, then cuDNN from a loopback nginx mirror, through the canary play
 # (scripts/ansible/canary.yml: serial [1, "25%", "100%"], max_fail_percentage 0). The fake
 # GPU (tests/fakegpu) makes the smoke test real: a release whose kernels compute wrong is
@@ -10,14 +11,19 @@
 # (cudnnctl check, node-exporter and NFD files, the NHC check, a real Slurm prolog).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 require_cudnnctl
-[ -n "${CUDNNCTL_BUILD_DIR:-}" ] || skip "CUDNNCTL_BUILD_DIR is not set (the build to package)"
+[ -n "${CUDNNCTL_BUILD_DIR:-}" ] || skip "CUDNNCTL_BUILD_DIR is not set (its dist/: the release)"
 command -v ansible-playbook >/dev/null || skip "ansible-playbook is not installed"
-command -v cpack >/dev/null || skip "cpack is not installed"
 source "$E2E_DIR/../fleet/fleet.bash"
 fleet_requirements
 
 REPO=$(cd "$E2E_DIR/../.." && pwd)
 ANS=$REPO/scripts/ansible
+# The release's artifacts: $CUDNNCTL_BUILD_DIR/dist (the release suite), made here if missing.
+DIST=$CUDNNCTL_BUILD_DIR/dist
+VERSION=$(sed -n 's/^project(cudnnctl VERSION \([0-9.]*\).*/\1/p' "$REPO/CMakeLists.txt")
+if [ ! -f "$DIST/cudnnctl_${VERSION}-1_amd64.deb" ] || [ ! -f "$DIST/cudnnctl-$VERSION-linux-x86_64.tar.gz" ]; then
+  command -v debootstrap >/dev/null || skip "no release in $DIST and debootstrap is not installed (scripts/install-deps)"
+fi
 N=${FLEET_NODE_COUNT:-8}
 [ "$N" -ge 8 ] || fail "the fleet has at least 8 nodes (FLEET_NODE_COUNT=$N)"
 RESULTS=$REPO/tests/fleet/results.py
@@ -32,17 +38,31 @@ note() { echo "$*" >>"$NUMBERS"; _e2e_say "    $*"; }
 lap() { note "$(printf '%-52s %4ss (at %ss)' "$1" $((SECONDS - LAP)) $((SECONDS - T0)))"; LAP=$SECONDS; }
 LAP=$SECONDS
 
-TEST "the cudnnctl Debian package, built with CPack"
+TEST "the portable release's .deb and tarball (scripts/release, cached), with their .sha256"
+if [ ! -f "$DIST/cudnnctl_${VERSION}-1_amd64.deb" ] || [ ! -f "$DIST/cudnnctl-$VERSION-linux-x86_64.tar.gz" ]; then
+  expect_exit 0 env CUDNNCTL_RELEASE_DIR="$CUDNNCTL_BUILD_DIR/release" bash "$REPO/scripts/release" --out "$DIST"
+fi
+# Copied with their .sha256 (which the role checks on the controller): a release built beside
+# this suite cannot change them under it.
 PKG=$E2E_TMP/pkg
 mkdir -p "$PKG"
-expect_exit 0 cpack -G DEB --config "$CUDNNCTL_BUILD_DIR/CPackConfig.cmake" -B "$PKG"
-DEB=$(ls "$PKG"/cudnnctl_*.deb)
-[ -f "$DEB" ] || fail "cpack made no .deb in $PKG"
+for f in "cudnnctl_${VERSION}-1_amd64.deb" "cudnnctl-$VERSION-linux-x86_64.tar.gz"; do
+  cp "$DIST/$f" "$DIST/$f.sha256" "$PKG/"
+  expect_exit 0 bash -c "cd '$PKG' && sha256sum -c '$f.sha256'"
+done
+DEB=$PKG/cudnnctl_${VERSION}-1_amd64.deb
+TGZ=$PKG/cudnnctl-$VERSION-linux-x86_64.tar.gz
 expect_exit 0 dpkg-deb -c "$DEB"
 for p in ./usr/bin/cudnnctl ./usr/libexec/cudnnctl/cudnnctl-smoke ./lib/systemd/system/cudnnctl-verify.service; do
   grep -q " $p\$" "$OUT" || fail "the package lacks $p"
 done
-lap "package built (cpack)"
+expect_exit 0 dpkg-deb -f "$DEB" Depends
+expect_eq "$(cat "$OUT")" "libc6 (>= 2.31)" "the .deb's dependencies"
+expect_exit 0 tar -tzf "$TGZ"
+for p in install.sh payload/usr/local/bin/cudnnctl payload/usr/local/lib/systemd/system/cudnnctl-verify.service; do
+  grep -qx "cudnnctl-$VERSION-linux-x86_64/$p" "$OUT" || fail "the tarball lacks $p"
+done
+lap "release artifacts (scripts/release)"
 
 TEST "fixtures: a loopback mirror of releases with fake-GPU shims; the fake GPU"
 F=$E2E_TMP/fakegpu
@@ -87,10 +107,17 @@ cd "$E2E_TMP"
 printf '[defaults]\nforks = 8\ngathering = explicit\nretry_files_enabled = false\n[ssh_connection]\nretries = 3\n' >"$ANSIBLE_CONFIG"
 INV=$E2E_TMP/inventory.ini
 fleet_inventory "$INV" \
-  "cudnnctl_deb_src=$DEB" "cudnnctl_manage_config=true" "cudnn_mirrors=$MIRROR_URL/" \
+  "cudnnctl_package_src=$DEB" "cudnnctl_manage_config=true" "cudnn_mirrors=$MIRROR_URL/" \
   "cudnn_cuda=12" "cudnn_pins_src=$E2E_TMP/fleet-mirror.sha256" "cudnn_require_pin=true" \
   "cudnn_require_gpu=true" "cudnn_keep_generations=3" "cudnn_verify_service=true" \
   "cudnn_doctor_timer=true" "cudnn_verify_rollback=true"
+# Beside the inventory: n7 names the .deb by the role's older variable (cudnnctl_deb_src, which
+# playbooks use); the last node installs the tarball (install.sh --prefix /usr/local) and runs
+# /usr/local/bin/cudnnctl without setting cudnnctl_path.
+TARNODE=${FLEET_NODES[$((N - 1))]}
+mkdir -p "$E2E_TMP/host_vars"
+printf 'cudnnctl_package_src: null\ncudnnctl_deb_src: "%s"\n' "$DEB" >"$E2E_TMP/host_vars/n7.yml"
+printf 'cudnnctl_package_src: "%s"\n' "$TGZ" >"$E2E_TMP/host_vars/$TARNODE.yml"
 
 # play NAME ARGS...: the canary play; the results_json document is kept as $E2E_TMP/NAME.json.
 play() {
@@ -116,6 +143,26 @@ active_on() { # active_on NODE: the active version there
 }
 lap "checks of the booted nodes"
 
+# task_result RUN HOST TASK EXPR: EXPR of HOST's result of the role's task named TASK... in RUN
+# (in the play of HOST's serial batch).
+task_result() {
+  json_get "[t['hosts']['$2'] for p in d['plays'] for t in p['tasks'] if t['task']['name'].split(' : ')[-1].startswith('$3') and '$2' in t['hosts']][0]$4" "$E2E_TMP/$1.json"
+}
+
+TEST "a package that does not match its .sha256 is refused on the controller: nothing reaches the host"
+mkdir -p "$E2E_TMP/badsum"
+cp "$DEB" "$DEB.sha256" "$E2E_TMP/badsum/"
+printf 'x' >>"$E2E_TMP/badsum/$(basename "$DEB")"
+play badsum -e cudnn_version=9.16.0 -e "cudnnctl_package_src=$E2E_TMP/badsum/$(basename "$DEB")" --limit n1
+expect_eq "$RC" 2 "ansible-playbook exit status for a damaged package"
+expect_eq "$(sum_get badsum 'd["stats"]["n1"]["failures"]')" 1 "failures on n1"
+expect_eq "$(sum_get badsum 'd["stats"]["n1"]["changed"]')" 0 "changes on n1"
+msg=$(task_result badsum n1 "cudnnctl package matches its .sha256" '["msg"]')
+case $msg in *"$(basename "$DEB") has sha256 "*", but "*".sha256 says $(cut -d' ' -f1 "$DEB.sha256"): "*"nothing was installed") ;; *) fail "n1: msg: $msg" ;; esac
+[ ! -e "$(fleet_root n1)/var/cache/cudnnctl-package" ] || fail "the damaged package reached n1"
+[ ! -e "$(fleet_root n1)/usr/bin/cudnnctl" ] || fail "n1 has a cudnnctl before the rollout"
+lap "damaged package refused"
+
 TEST "rollout of 9.16.0: package, config, pins, units and cuDNN, wave by wave"
 play first --diff -e cudnn_version=9.16.0
 [ "$RC" -eq 0 ] || fail "ansible-playbook exited $RC: $(tail -c 1500 "$ERR")"
@@ -126,6 +173,19 @@ for h in "${FLEET_NODES[@]}"; do
 done
 note "first rollout changed: $(changed_counts first)"
 fleet_read n1 dpkg-query -W -f='\${Version}' cudnnctl >"$E2E_TMP/v" && expect_eq "$(cat "$E2E_TMP/v")" 0.1.0-1 "package version"
+expect_exit 0 fleet_read n7 dpkg-query -W -f='\${Version}' cudnnctl
+expect_eq "$(cat "$OUT")" 0.1.0-1 "package version on n7 (cudnnctl_deb_src)"
+# The tarball's node: no package; /usr/local/bin/cudnnctl, its units in /usr/local/lib/systemd/system.
+expect_eq "$(task_result first "$TARNODE" "cudnnctl installed from the tarball" '.get("changed")')" true "install.sh ran on $TARNODE"
+expect_exit 1 fleet_read "$TARNODE" dpkg-query -W cudnnctl
+expect_exit 1 fleet_read "$TARNODE" test -e /usr/bin/cudnnctl
+expect_exit 0 fleet_read "$TARNODE" /usr/local/bin/cudnnctl --version
+expect_contains "$OUT" "cudnnctl $VERSION (commit "
+expect_exit 0 fleet_read "$TARNODE" systemctl is-enabled cudnnctl-verify.service cudnnctl-doctor.timer
+expect_exit 0 fleet_read "$TARNODE" systemctl show -p FragmentPath --value cudnnctl-verify.service
+expect_eq "$(cat "$OUT")" /usr/local/lib/systemd/system/cudnnctl-verify.service "cudnnctl-verify.service on $TARNODE"
+expect_eq "$(task_result first "$TARNODE" "cuDNN " '["invocation"]["module_args"]["cudnnctl_path"]')" /usr/local/bin/cudnnctl "cudnnctl_path of the module on $TARNODE"
+expect_eq "$(task_result first n1 "cuDNN " '["invocation"]["module_args"]["cudnnctl_path"]')" /usr/bin/cudnnctl "cudnnctl_path of the module on n1"
 expect_contains "$(fleet_root n1)/etc/cudnnctl/config.toml" "mirrors = [\"$MIRROR_URL/\"]"
 expect_file "$(fleet_root n1)/etc/cudnnctl/pins.d/fleet-mirror.sha256"
 expect_exit 0 fleet_read n1 systemctl is-enabled cudnnctl-verify.service cudnnctl-doctor.timer
@@ -135,6 +195,7 @@ TEST "the same run again: changed=0 on every node"
 play again -e cudnn_version=9.16.0
 [ "$RC" -eq 0 ] || fail "ansible-playbook exited $RC"
 expect_eq "$(changed_counts again)" "$(python3 -c 'import sys; print(" ".join(h + "=0" for h in sys.argv[1:]))' "${FLEET_NODES[@]}")" "changed counts of the second run"
+expect_eq "$(task_result again "$TARNODE" "cudnnctl installed from the tarball" '.get("skipped")')" true "install.sh on $TARNODE, the same version installed"
 note "second run changed: $(changed_counts again)"
 lap "second run (idempotence)"
 
