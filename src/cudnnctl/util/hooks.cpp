@@ -40,9 +40,13 @@ Status hook(std::string_view step) {
     auto colon = spec.find(':');
     if (colon != std::string::npos && spec.substr(0, colon) == step) {
       paused = true;
+      // "<fifo>.reached" tells the test that this process is at the step now (an fd on the
+      // FIFO it may have inherited says nothing about where it is).
+      const std::string path = spec.substr(colon + 1);
+      std::ofstream(path + ".reached").put('\n');
       // Opening a FIFO for reading blocks until a writer appears: the test decides when
       // this process may continue.
-      std::ifstream fifo(spec.substr(colon + 1));
+      std::ifstream fifo(path);
       std::string line;
       std::getline(fifo, line);
     }

@@ -5,8 +5,9 @@
 //                                             the first time the process reaches it
 //   CUDNNCTL_TEST_CRASH_AT=<step>[,...]       the process _exit()s at once (no cleanup),
 //                                             like kill -9 at that instant
-//   CUDNNCTL_TEST_PAUSE_AT=<step>:<fifo>      blocks until a line can be read from <fifo> (once
-//                                             per process: the first time <step> is reached)
+//   CUDNNCTL_TEST_PAUSE_AT=<step>:<fifo>      writes <fifo>.reached, then blocks until a line
+//                                             can be read from <fifo> (once per process: the
+//                                             first time <step> is reached)
 // Step names are listed in docs/RELIABILITY.md ("Fault hooks").
 #pragma once
 

@@ -96,22 +96,23 @@ paused_full() {
   fifo=$E2E_TMP/fifo.$RANDOM
   mkfifo "$fifo"
   exec 7<>"$fifo"
+  # fd 7 is not the child's: only <fifo>.reached says that it is at the step (an inherited fd
+  # on the FIFO was taken for that, and the disk was filled before the step).
   CUDNNCTL_TEST_PAUSE_AT="$step:$fifo" "$CUDNNCTL" --root "$r" --mirror "file://$CR_MIRROR" \
-    --cuda 12 "$@" >"$OUT" 2>"$ERR" &
+    --cuda 12 "$@" >"$OUT" 2>"$ERR" 7>&- &
   pid=$!
   for i in $(seq 1200); do
-    ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "$fifo" && break
+    [ -e "$fifo.reached" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "$fifo" ||
-    { wait "$pid" || true; fail "$step was never reached: $(cat "$ERR")"; }
+  [ -e "$fifo.reached" ] || { wait "$pid" || true; fail "$step was never reached: $(cat "$ERR")"; }
   "${FILL:-fill}" "$r"
   echo go >&7
   RC=0
   wait "$pid" || RC=$?
   exec 7>&-
-  rm -f "$fifo"
+  rm -f "$fifo" "$fifo.reached"
 }
 
 # full_case STEP CMD...: adopt (or CMD) on a full filesystem at STEP; the originals survive,
