@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/app.hpp"
 
-#include "cli/help_text.hpp"
-
 #include "cli/commands.hpp"
+#include "cli/help_text.hpp"
 #include "cli/output.hpp"
 #include "fetch/fetch.hpp"
 #include "ops/adopt.hpp"
@@ -12,6 +11,7 @@
 #include "ops/version.hpp"
 #include "release/catalog.hpp"
 #include "txn/transaction.hpp"
+#include "util/hooks.hpp"
 #include "util/lock.hpp"
 #include "util/signals.hpp"
 #include "util/strings.hpp"
@@ -192,9 +192,10 @@ std::string global_options_text(const CLI::App& app) {
     if (name == "--help" || name == "-h,--help" || name == "--version" || name.empty()) {
       continue;
     }
-    std::string left = "  " + name + (opt->get_items_expected_min() > 0
-                                          ? " " + std::string(util::trim(opt->get_option_text()))
-                                          : "");
+    std::string left =
+        "  " + name +
+        (opt->get_items_expected_min() > 0 ? " " + std::string(util::trim(opt->get_option_text()))
+                                           : "");
     left.resize(std::max<size_t>(left.size() + 1, 30), ' ');
     out += left + opt->get_description() + "\n";
   }
@@ -374,6 +375,11 @@ int run(int argc, char** argv) {
   // A write past RLIMIT_FSIZE must fail with EFBIG (and be undone), not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+  // An interrupt says what it leaves from the command's first instruction on (issue 34, F16: a
+  // signal in its first milliseconds, before the options were parsed, killed it without the
+  // line); run_parsed names the journal once the layout is known.
+  util::install_interrupt_handlers({});
+  (void)util::hook("startup"); // test hook: a pause here is an interrupt before anything else
   // `adopt --undo`'s part of a deactivation: the recovery at the start of any command may have
   // to finish one.
   txn::register_release_step(ops::adopted_release_step());

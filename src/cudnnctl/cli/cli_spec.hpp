@@ -16,8 +16,8 @@ namespace cudnnctl::cli {
 // --- Interface ---
 
 struct OptionSpec {
-  std::vector<std::string> names;   // "-q", "--quiet"
-  std::string value;                // the value's name ("DIR", "N": cli/help_text.hpp); empty: a flag
+  std::vector<std::string> names; // "-q", "--quiet"
+  std::string value;              // the value's name ("DIR", "N": cli/help_text.hpp); empty: a flag
   std::vector<std::string> choices; // an IsMember check's values, else the known values
   std::string description;
   bool path = false; // the value is a file or directory

@@ -205,9 +205,10 @@ void register_adopt(CLI::App& app, Action& action) {
   auto* env = app.add_subcommand(
       "env", "Print CUDNN_PATH, CUDNN_ROOT, CUDNN_INCLUDE_DIR, CUDNN_LIB_DIR, CUDNN_LIBRARY, "
              "CUDNN_INSTALL_PATH, TF_CUDNN_VERSION for build systems (read-only)");
-  env->add_option("--shell", eo->shell,
-                  "Syntax: sh (default), fish, or dockerfile (the RUN line that installs the active "
-                  "build and its ENV lines, with the paths inside --root)")
+  env->add_option(
+         "--shell", eo->shell,
+         "Syntax: sh (default), fish, or dockerfile (the RUN line that installs the active "
+         "build and its ENV lines, with the paths inside --root)")
       ->check(CLI::IsMember({"sh", "fish", "dockerfile"}));
   env->add_flag("--ld-library-path", eo->ld_library_path,
                 "Also print LD_LIBRARY_PATH naming the active store entry's lib/ (breaks "

@@ -57,11 +57,14 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   data["in_progress"] = r.in_progress ? json(*r.in_progress) : json(nullptr);
   data["rollback_available"] = r.previous.has_value();
   data["loader_dropin"] = r.loader_dropin ? json(*r.loader_dropin) : json(nullptr);
+  data["damaged"] = r.damaged ? json(*r.damaged) : json(nullptr);
   if (r.active) {
     report.line("active:   cuDNN " + r.active->version + " (CUDA " +
                 std::to_string(r.active->cuda) + ", " + r.active->platform + "), generation " +
                 std::to_string(r.active->generation));
     report.line("path:     " + r.active->path);
+  } else if (r.damaged) {
+    report.line("active:   damaged: " + *r.damaged);
   } else {
     report.line("active:   none (no cuDNN managed by cudnnctl under " +
                 ctx.layout().root().string() + ")");

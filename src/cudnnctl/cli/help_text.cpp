@@ -13,17 +13,23 @@ namespace {
 // The long name's value name, where the type alone says too little.
 const std::map<std::string, std::string>& named() {
   static const std::map<std::string, std::string> m = {
-      {"--root", "DIR"},         {"--prefix", "DIR"},         {"--mirror", "URL"},
-      {"--manifest", "FILE|URL"}, {"--cuda", "N"},            {"--platform", "PLATFORM"},
-      {"--cacert", "FILE"},      {"--lock-timeout", "SECONDS"}, {"--archive", "FILE"},
-      {"--sidecar", "FILE"},     {"--components", "LIST"},    {"--perf-gate", "PCT"},
-      {"--slot", "SLOT"},        {"--keep", "N"},             {"--cuda-home", "DIR"},
-      {"--output", "FILE"},      {"--scan", "DIR"},           {"--framework", "PKG==VERSION"},
-      {"--workload", "NAME"},    {"--compute-capability", "X.Y"}, {"--expect", "VERSION"},
-      {"--prometheus", "FILE"},  {"--nfd", "FILE"},           {"--versions", "LIST"},
-      {"--baseline", "VERSION"}, {"--gpus", "LIST"},          {"--workloads", "LIST"},
-      {"--batch", "N"},          {"--iterations", "N"},       {"--from", "FILE"},
-      {"--csv", "FILE"},         {"--plot", "FILE"},          {"--report", "FILE"},
+      {"--root", "DIR"},         {"--prefix", "DIR"},
+      {"--mirror", "URL"},       {"--manifest", "FILE|URL"},
+      {"--cuda", "N"},           {"--platform", "PLATFORM"},
+      {"--cacert", "FILE"},      {"--lock-timeout", "SECONDS"},
+      {"--archive", "FILE"},     {"--sidecar", "FILE"},
+      {"--components", "LIST"},  {"--perf-gate", "PCT"},
+      {"--slot", "SLOT"},        {"--keep", "N"},
+      {"--cuda-home", "DIR"},    {"--output", "FILE"},
+      {"--scan", "DIR"},         {"--framework", "PKG==VERSION"},
+      {"--workload", "NAME"},    {"--compute-capability", "X.Y"},
+      {"--expect", "VERSION"},   {"--prometheus", "FILE"},
+      {"--nfd", "FILE"},         {"--versions", "LIST"},
+      {"--baseline", "VERSION"}, {"--gpus", "LIST"},
+      {"--workloads", "LIST"},   {"--batch", "N"},
+      {"--iterations", "N"},     {"--from", "FILE"},
+      {"--csv", "FILE"},         {"--plot", "FILE"},
+      {"--report", "FILE"},
   };
   return m;
 }

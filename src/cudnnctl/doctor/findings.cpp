@@ -164,10 +164,10 @@ void add_regular_sonames(DoctorReport& r, const Install& i) {
   }
   const bool cuda_home = std::any_of(i.origins.begin(), i.origins.end(),
                                      [](const Origin& o) { return o.kind == "cuda-home"; });
-  const std::string what =
-      paths.size() == 1 ? paths.front() + " is a regular file"
-                        : std::to_string(paths.size()) + " libraries in " + i.dir +
-                              " are regular files (" + util::join(names, ", ") + ")";
+  const std::string what = paths.size() == 1
+                               ? paths.front() + " is a regular file"
+                               : std::to_string(paths.size()) + " libraries in " + i.dir +
+                                     " are regular files (" + util::join(names, ", ") + ")";
   add(r, "soname-not-symlink", Severity::warning,
       what + " where a symlink to the versioned file belongs (ldconfig: \"is not a symbolic "
              "link\"); they work until an upgrade replaces only one of the two copies",

@@ -49,11 +49,10 @@ Status integrate_active(const store::Layout& layout, const store::Config& config
   TRY(run_ldconfig(layout));
   // The drop-in's text is a path inside the root: said so under --root (issue 37, item 5).
   const std::string inside = layout.root_is_slash() ? "" : " (inside the root)";
-  notes.action(entry ? "loader drop-in " + layout.ld_conf_dropin().string() + " names " +
-                           (layout.sys_entry_dir(*entry) / "lib").string() + inside +
-                           "; ran ldconfig"
-                     : "removed the loader drop-in " + layout.ld_conf_dropin().string() +
-                           "; ran ldconfig");
+  notes.action(
+      entry ? "loader drop-in " + layout.ld_conf_dropin().string() + " names " +
+                  (layout.sys_entry_dir(*entry) / "lib").string() + inside + "; ran ldconfig"
+            : "removed the loader drop-in " + layout.ld_conf_dropin().string() + "; ran ldconfig");
   return {};
 }
 

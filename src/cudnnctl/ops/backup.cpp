@@ -100,9 +100,8 @@ const store::EntryInfo* entry_with_content(Context& ctx, const store::StoreView&
       return &e;
     }
     ctx.warn("store entry " + e.name + " recorded the backup's files but no longer holds them (" +
-             problems.front() + (problems.size() > 1 ? ", +" + std::to_string(problems.size() - 1) +
-                                                           " more"
-                                                     : "") +
+             problems.front() +
+             (problems.size() > 1 ? ", +" + std::to_string(problems.size() - 1) + " more" : "") +
              "): the backup is restored as an entry of its own");
   }
   return nullptr;

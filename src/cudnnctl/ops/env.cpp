@@ -118,8 +118,7 @@ Status env(Context& ctx, const EnvOptions& o, EnvResult& out) {
   if (image) {
     // The install that gives an image this build, before the ENV lines that name it.
     out.run_line = "RUN cudnnctl --cuda " + std::to_string(e->cuda_major) + " install " +
-                   e->version + (out.slot.empty() ? "" : " --alongside") +
-                   " --no-smoke --no-cache";
+                   e->version + (out.slot.empty() ? "" : " --alongside") + " --no-smoke --no-cache";
   }
   return {};
 }

@@ -49,11 +49,12 @@ Status plan_space(Context& ctx, const fs::path& dir, uint64_t needed) {
               "free space measured on " + probe.string()});
   if (avail && *avail < needed) {
     // The install itself would stop with a full disk (exit 1): the plan says so the same way.
-    return fail(ErrorCode::environment,
-                "not enough disk space: the install needs about " + util::human_bytes(needed) +
-                    " in " + dir.string() + ", " + probe.string() + " has " +
-                    util::human_bytes(*avail) + " free; free space there or choose another "
-                    "--prefix (dry run: nothing was changed)");
+    return fail(ErrorCode::environment, "not enough disk space: the install needs about " +
+                                            util::human_bytes(needed) + " in " + dir.string() +
+                                            ", " + probe.string() + " has " +
+                                            util::human_bytes(*avail) +
+                                            " free; free space there or choose another "
+                                            "--prefix (dry run: nothing was changed)");
   }
   return {};
 }

@@ -45,6 +45,19 @@ Status status(Context& ctx, StatusResult& out) {
     ++out.cache_files;
   }
   out.loader_dropin = integrate::loader_dropin_dir(ctx.layout());
+  if (!out.active && view.current) {
+    // `current` names something that cannot be used (issue 34, F14): say what is there, not
+    // "none", and what the loader still serves.
+    const auto* g = view.generation(*view.current);
+    out.damaged = (g ? "generation " + std::to_string(*view.current) + " names the store entry " +
+                           g->entry + ", which is missing or damaged"
+                     : "`current` names generation " + std::to_string(*view.current) +
+                           ", which does not exist") +
+                  (out.loader_dropin ? "; the loader drop-in still names " + *out.loader_dropin
+                                     : std::string()) +
+                  "; run `cudnnctl recover` (it switches to an intact generation) or `cudnnctl "
+                  "verify` to see what is wrong";
+  }
   if (auto why = txn::journal_unreadable(ctx.layout())) {
     ctx.warn(*why); // say why (a FIFO planted there, a torn file)
   }

@@ -38,6 +38,9 @@ struct StatusResult : Outcome {
   bool interrupted = false;               // a journal is pending and no live process holds the lock
   std::optional<std::string> in_progress; // the lock's live holder ("pid 1234: cudnnctl ...")
   std::optional<std::string> loader_dropin;
+  // `current` names a generation that does not exist or whose entry is missing or damaged:
+  // what is there and how to repair it (no `active` then).
+  std::optional<std::string> damaged;
   std::vector<DpkgPackage> dpkg;
   std::optional<std::string> unmanaged_home; // a CUDA home with hand-made cuDNN files
   std::string unmanaged_version;             // their version, when it can be told

@@ -67,8 +67,7 @@ std::vector<std::string> minor_gaps(const Catalog& catalog) {
       while (!listed.count(hi + 1)) {
         ++hi;
       }
-      out.push_back(m + std::to_string(lo) +
-                    (hi == lo ? "" : " to " + m + std::to_string(hi)));
+      out.push_back(m + std::to_string(lo) + (hi == lo ? "" : " to " + m + std::to_string(hi)));
       lo = hi;
     }
   }

@@ -15,7 +15,8 @@ namespace cudnnctl::util {
 // present, a transaction is unfinished and the line says that the state is the old or the new
 // generation and that the next mutating command (or `cudnnctl recover`) finishes or undoes it;
 // absent, that no transaction was in progress. Only async-signal-safe calls run in the handler
-// (access, write, sigaction, raise). Call again to change `journal`.
+// (access, write, sigaction, raise). Call again to change `journal`; an empty `journal` (the
+// first call, before the options are parsed) always says that no transaction was in progress.
 void install_interrupt_handlers(const std::filesystem::path& journal);
 
 // Between these two the process waits for a lock `holder` holds: an interrupt then says that

@@ -550,4 +550,30 @@ c_b15_none() {
 }
 rt_case b15-none c_b15_none
 
+c_b15_early() {
+  TEST "F16: SIGINT and SIGHUP in a command's first instant (before its options are read): the one line, the signal's status"
+  local sig code fifo
+  for sig in INT HUP; do
+    code=$([ "$sig" = INT ] && echo 130 || echo 129)
+    R=$(cr_copy empty "b15.early.$sig")
+    cr_state_snapshot "$R" >"$E2E_TMP/snap.b15e"
+    fifo=$E2E_TMP/early.$sig.fifo
+    mkfifo "$fifo"
+    exec 8<>"$fifo"
+    env --default-signal=INT,HUP CUDNNCTL_TEST_PAUSE_AT="startup:$fifo" "$CUDNNCTL" --root "$R" \
+      --mirror "file://$CR_MIRROR" --cuda 12 install 9.1.0 >"$E2E_TMP/sig.out" 2>"$E2E_TMP/sig.err" 8>&- &
+    PID=$!
+    for _ in $(seq 200); do [ -e "$fifo.reached" ] && break; sleep 0.05; done
+    [ -e "$fifo.reached" ] || fail "the command never reached its first instant: $(cat "$E2E_TMP/sig.err")"
+    kill -"$sig" "$PID"
+    wait_signaled "$PID" "$code"
+    exec 8>&-
+    rm -f "$fifo" "$fifo.reached"
+    grep -q "^cudnnctl: interrupted by SIG$sig; no transaction was in progress: the installed and active cuDNN are as they were\$" \
+      "$E2E_TMP/sig.err" || fail "SIG$sig in the first instant: $(cat "$E2E_TMP/sig.err")"
+    cr_expect_same_state "$R" "$E2E_TMP/snap.b15e"
+  done
+}
+rt_case b15-early c_b15_early
+
 echo "red-team cases: $N" >&2

@@ -210,4 +210,26 @@ expect_exit 0 ctl "$R" install 8.9.7
 expect_exit 0 cudnnctl --root "$R" history --json
 expect_json 'd["data"]["history"][-1]["result"]' ok
 expect_json 'len(d["warnings"])' 1
+# F14 (issue 34): the active entry's metadata garbage, or the entry gone: status says what is
+# there (not "none") and how to repair it; recover switches to an intact generation.
+for how in garbage gone; do
+  fixture "the active store entry: metadata $how" two
+  E=$(basename "$(readlink -f "$R/opt/cudnn/current")")
+  if [ "$how" = garbage ]; then
+    printf '\x00garbage{' >"$R/opt/cudnn/store/$E/.cudnnctl-entry.json"
+  else
+    rm -rf "${R:?}/opt/cudnn/store/$E"
+  fi
+  expect_exit 0 cudnnctl --root "$R" status
+  expect_contains "$OUT" "active:   damaged: generation 2 names the store entry $E, which is missing or damaged; the loader drop-in still names "
+  expect_contains "$OUT" "; run \`cudnnctl recover\` (it switches to an intact generation)"
+  expect_not_contains "$OUT" "active:   none"
+  expect_exit 0 cudnnctl --root "$R" status --json
+  expect_json 'd["active"]' null
+  expect_json '"names the store entry" in d["data"]["damaged"]' true
+  expect_exit 0 cudnnctl --root "$R" recover
+  expect_exit 0 cudnnctl --root "$R" status --json
+  expect_json 'd["data"]["damaged"]' null
+  expect_json 'd["active"]["generation"]' 1
+done
 echo "fixtures: $N" >&2
