@@ -338,3 +338,134 @@ TEST_CASE("recall: names a mirror's index may give", "[recall]") {
   CHECK_FALSE(recall::valid_list_name(long_name));
   CHECK_FALSE(recall::valid_list_name("si te.json"));
 }
+
+TEST_CASE("recall: the optional serial (issue 34, F7)", "[recall]") {
+  uint64_t serial = 99;
+  auto none = recall::parse_recall_list(R"({"schema": 1, "recalls": []})", "/l.json", nullptr,
+                                        &serial);
+  REQUIRE(none);
+  CHECK(serial == 99); // untouched: the caller's default (0) stands
+  auto five = recall::parse_recall_list(R"({"schema": 1, "serial": 5, "recalls": []})", "/l.json",
+                                        nullptr, &serial);
+  REQUIRE(five);
+  CHECK(serial == 5);
+  for (const char* bad : {R"({"schema": 1, "serial": -1, "recalls": []})",
+                          R"({"schema": 1, "serial": "3", "recalls": []})",
+                          R"({"schema": 1, "serial": 1.5, "recalls": []})",
+                          R"({"schema": 1, "serial": null, "recalls": []})"}) {
+    INFO(bad);
+    auto r = recall::parse_recall_list(bad, "/l.json");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+    CHECK_THAT(r.error().message, Catch::Contains("\"serial\" must be an integer >= 0"));
+  }
+}
+
+TEST_CASE("recall: an older list replayed is refused or overridden by the kept copy (F7)",
+          "[recall]") {
+  fs::path root = fresh_root("replay");
+  const fs::path kept = root / "var/lib/cudnnctl" / recall::k_kept_lists_dir;
+  Signer s(fs::current_path() / "keys-replay", "site");
+  s.install(root);
+  auto put = [&](const std::string& text) {
+    write(list_path(root, "site"), text);
+    s.sign(list_path(root, "site"));
+  };
+  auto with_kept = [&](recall::Policy p) {
+    p.kept_dir = kept;
+    return p;
+  };
+  const std::string v2 = R"({"schema": 1, "serial": 2, "expires": "2099-12-31", "recalls": [
+    {"version": "9.10.0", "reason": "segfault"}]})";
+  const std::string v1 = R"({"schema": 1, "serial": 1, "expires": "2099-12-31", "recalls": []})";
+  put(v2);
+  auto first = recall::load_recalls(root, with_kept(strict()));
+  REQUIRE(first);
+  REQUIRE(first->newer().size() == 1);
+  CHECK(first->newer()[0].name == "site.json");
+  CHECK(first->newer()[0].serial == 2);
+  CHECK(first->lists()[0].serial == 2);
+  CHECK_FALSE(fs::exists(kept)); // loading writes nothing
+  REQUIRE(recall::keep_newest(kept, *first));
+  CHECK(read(kept / "site.json") == v2);
+
+  SECTION("the same list again: nothing newer to keep") {
+    auto again = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE(again);
+    CHECK(again->newer().empty());
+    CHECK(again->warnings().empty());
+    CHECK(again->find_recall("9.10.0.56", 12));
+  }
+  SECTION("a lower serial: the kept list applies (lenient), refused (strict)") {
+    put(v1);
+    auto set = recall::load_recalls(root, with_kept(lenient()));
+    REQUIRE(set);
+    const auto* hit = set->find_recall("9.10.0.56", 12);
+    REQUIRE(hit);
+    CHECK(hit->list == "/etc/cudnnctl/recalls.d/site.json (serial 2, kept)");
+    REQUIRE(set->warnings().size() == 1);
+    CHECK_THAT(set->warnings()[0],
+               Catch::Contains("has serial 1, older than serial 2 seen before: an older list "
+                               "replayed (a stale mirror?); the kept serial 2 applies"));
+    CHECK(set->newer().empty());
+    CHECK(set->lists()[0].text == v2); // what `mirror` would carry: the newer copy
+    auto refused = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::integrity);
+    CHECK_THAT(refused.error().message, Catch::Contains("has serial 1, older than serial 2"));
+    // Without a serial it counts as 0: older too.
+    put(R"({"schema": 1, "expires": "2099-12-31", "recalls": []})");
+    auto unserialled = recall::load_recalls(root, with_kept(lenient()));
+    REQUIRE(unserialled);
+    CHECK(unserialled->find_recall("9.10.0.56", 12));
+    CHECK_THAT(unserialled->warnings()[0], Catch::Contains("has serial 0, older than serial 2"));
+  }
+  SECTION("a lower serial from a mirror than recalls.d's, in one load") {
+    recall::ListText mirror{"http://m/cudnnctl-recalls/site.json", v1, std::nullopt};
+    write(root / "m.json", v1);
+    s.sign(root / "m.json");
+    mirror.signature = read(root / "m.json.sig");
+    auto set = recall::load_recalls(root, lenient(), {mirror}); // no kept copy at all
+    REQUIRE(set);
+    CHECK(set->find_recall("9.10.0.56", 12));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("http://m/cudnnctl-recalls/site.json has "
+                                                   "serial 1, older than serial 2"));
+  }
+  SECTION("a higher serial replaces the kept copy") {
+    const std::string v3 = R"({"schema": 1, "serial": 3, "expires": "2099-12-31", "recalls": []})";
+    put(v3);
+    auto set = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE(set);
+    CHECK_FALSE(set->find_recall("9.10.0.56", 12)); // the signer lifted the recall
+    REQUIRE(set->newer().size() == 1);
+    CHECK(set->newer()[0].serial == 3);
+  }
+  SECTION("an equal serial with other bytes: both apply, with a warning") {
+    put(R"({"schema": 1, "serial": 2, "expires": "2099-12-31", "recalls": [
+      {"version": "9.5.1", "reason": "other"}]})");
+    auto set = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE(set);
+    CHECK(set->find_recall("9.10.0.56", 12));
+    CHECK(set->find_recall("9.5.1.17", 12));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("the recalls of both apply"));
+    CHECK(set->newer().empty());
+  }
+  SECTION("a kept copy that no longer verifies is ignored, with a warning") {
+    write(kept / "site.json", v2 + " ");
+    put(v1);
+    auto set = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE(set);
+    CHECK_FALSE(set->find_recall("9.10.0.56", 12));
+    CHECK_THAT(set->warnings()[0], Catch::Contains("no longer verifies"));
+    REQUIRE(set->newer().size() == 1); // the presented list is kept in its place
+    CHECK(set->newer()[0].serial == 1);
+  }
+  SECTION("a kept copy alone is not applied (removing a list retires it)") {
+    fs::remove(list_path(root, "site"));
+    fs::remove(list_path(root, "site").string() + ".sig");
+    auto set = recall::load_recalls(root, with_kept(strict()));
+    REQUIRE(set);
+    CHECK(set->recalls().empty());
+    CHECK(set->warnings().empty());
+  }
+}

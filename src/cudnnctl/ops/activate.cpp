@@ -66,6 +66,7 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
     // --require-gpu: no usable GPU is exit 7 now, not a switch rolled back after (exit 5).
     TRY(gates::check_gpu_demand(env, demands, out.findings));
+    remember_recall_lists(ctx, recalls); // past every gate: the switch follows (F7)
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
 }

@@ -292,6 +292,7 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
     return {};
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
+  remember_recall_lists(ctx, recalls); // under the lock, past the recall gate (F7)
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   // The build already in the store (the backup of an entry that is still there) is switched to,
   // not imported a second time.

@@ -292,6 +292,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallRequest& req,
       return activate_entry(ctx, e.name, command, o.demands(), out);
     }
     TRY_ASSIGN(txn::Lock held, lock(ctx));
+    remember_recall_lists(ctx, recalls); // under the lock, past the recall gate (F7)
     TRY(adopt_before_install(ctx, &held, out.adoption, out)); // never overwrite them silently
     return activate_entry_locked(ctx, held, e.name, command, o.demands(), out);
   };
@@ -372,6 +373,7 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
     return install_dry_run(ctx, job, out);
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
+  remember_recall_lists(ctx, recalls); // under the lock, past the recall gate (F7)
   // Unmanaged cuDNN in the CUDA home: adopted first, never overwritten (and never before the
   // compute-capability check has judged).
   TRY(adopt_before_install(ctx, &held, out.adoption, out,

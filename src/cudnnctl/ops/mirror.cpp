@@ -8,6 +8,7 @@
 #include "manifest/pins.hpp"
 #include "manifest/version.hpp"
 #include "ops/mirror_repack.hpp"
+#include "ops/recalls.hpp"
 #include "recall/recall.hpp"
 #include "release/resolve.hpp"
 #include "util/fs.hpp"
@@ -472,8 +473,7 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   }
   // The recall lists this host verifies (its own recalls.d only: a mirror passes on what its
   // operator vouches for, never what another mirror served).
-  recall::Policy policy{ctx.config().require_signed_recalls, recall::today_utc()};
-  TRY_ASSIGN(recall::RecallSet recalls, recall::load_recalls(ctx.opts().root, policy));
+  TRY_ASSIGN(recall::RecallSet recalls, recall::load_recalls(ctx.opts().root, recall_policy(ctx)));
   for (const auto& w : recalls.warnings()) {
     ctx.warn(w + " (not carried to the mirror)");
   }

@@ -68,17 +68,39 @@ std::vector<recall::ListText> fetch_mirror_lists(Context& ctx) {
 
 } // namespace
 
+recall::Policy recall_policy(Context& ctx) {
+  return {ctx.config().require_signed_recalls, recall::today_utc(),
+          ctx.layout().state_dir() / recall::k_kept_lists_dir};
+}
+
 Result<recall::RecallSet> load_site_recalls(Context& ctx) {
   std::vector<recall::ListText> extra;
   if (ctx.config().recalls_from_mirror) {
     extra = fetch_mirror_lists(ctx);
   }
-  recall::Policy policy{ctx.config().require_signed_recalls, recall::today_utc()};
-  TRY_ASSIGN(recall::RecallSet set, recall::load_recalls(ctx.opts().root, policy, extra));
+  TRY_ASSIGN(recall::RecallSet set, recall::load_recalls(ctx.opts().root, recall_policy(ctx), extra));
   for (const auto& w : set.warnings()) {
     ctx.warn(w);
   }
   return set;
+}
+
+void remember_recall_lists(Context& ctx, const recall::RecallSet& set) {
+  if (ctx.dry_run()) {
+    return;
+  }
+  const auto dir = ctx.layout().state_dir() / recall::k_kept_lists_dir;
+  if (Status kept = recall::keep_newest(dir, set); !kept) {
+    ctx.warn("recall lists not kept in " + dir.string() +
+             " (an older list replayed later would not be noticed): " +
+             kept.error().full_message());
+    return;
+  }
+  for (const auto& n : set.newer()) {
+    ctx.info("kept recall list " + n.name + " (serial " + std::to_string(n.serial) + ") in " +
+                 dir.string(),
+             1);
+  }
 }
 
 std::string recall_fix(const store::StoreView& view, const store::EntryInfo& active,

@@ -102,7 +102,8 @@ const Recall* RecallSet::find_recall(std::string_view version, std::optional<int
 }
 
 Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::string& path,
-                                              std::optional<std::string>* expires) {
+                                              std::optional<std::string>* expires,
+                                              uint64_t* serial) {
   auto bad = [&](const std::string& what) { return fail(ErrorCode::usage, path + ": " + what); };
   json j;
   try {
@@ -114,8 +115,10 @@ Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::
     return bad("must be a JSON object {\"schema\": 1, \"recalls\": [...]}");
   }
   for (const auto& [key, value] : j.items()) {
-    if (key != "schema" && key != "recalls" && key != "expires" && key != "about") {
-      return bad("unknown key \"" + key + "\" (a list holds schema, expires, about, recalls)");
+    if (key != "schema" && key != "recalls" && key != "expires" && key != "serial" &&
+        key != "about") {
+      return bad("unknown key \"" + key +
+                 "\" (a list holds schema, expires, serial, about, recalls)");
     }
   }
   if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"] != 1) {
@@ -127,6 +130,14 @@ Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::
     }
     if (expires) {
       *expires = j["expires"].get<std::string>();
+    }
+  }
+  if (j.contains("serial")) {
+    if (!j["serial"].is_number_unsigned()) {
+      return bad("\"serial\" must be an integer >= 0 (raise it each time the list is signed)");
+    }
+    if (serial) {
+      *serial = j["serial"].get<uint64_t>();
     }
   }
   if (!j.contains("recalls") || !j["recalls"].is_array()) {

@@ -2,7 +2,8 @@
 // Signed recall lists: releases a site (or its vendor) says must not be installed.
 //
 // Format (DESIGN.md, "Recalls"): <root>/etc/cudnnctl/recalls.d/<name>.json =
-//   {"schema": 1, "expires": "YYYY-MM-DD" (optional),
+//   {"schema": 1, "expires": "YYYY-MM-DD" (optional), "serial": N (optional, integer >= 0;
+//    none counts as 0),
 //    "recalls": [{"version": "9.10.0" | "9.10.0.56" | ">=9.5.0,<9.6", "cuda": "12" (optional),
 //                 "reason": "...", "url": "..." (optional)}]}
 // valid only with <name>.json.sig beside it: the raw 64-byte Ed25519 signature of the file's
@@ -17,13 +18,23 @@
 //   - an expired list (today, UTC, after "expires") still applies its recalls, which are
 //     genuine statements of the signer, with a warning that newer ones may be missing; under
 //     require_signed_recalls it is refused (ErrorCode::integrity), and so is a signed list
-//     without "expires" (it could be replayed forever).
+//     without "expires" (it could be replayed forever);
+//   - replays (issue 34, F7): a list whose "serial" is lower than that of the newest verified
+//     copy of the same name (the file name: recalls.d/site.json and a mirror's
+//     cudnnctl-recalls/site.json are one list) kept in Policy::kept_dir, or than that of a
+//     list of the same name read earlier in the same load, is not applied: the newer copy is
+//     (its signature checked again with today's keys; one that no longer verifies is ignored
+//     with a warning), with a warning naming both serials; under require_signed_recalls the
+//     replay is refused (ErrorCode::integrity). An equal serial with other bytes: the recalls
+//     of both apply (recalls only ever add), with a warning. A kept copy is only ever a
+//     defence against an older list of its name: a name no longer presented is not applied.
 //
 // Wiring (for the commands that act on recalls): install/use call load_recalls() and refuse
 // set.find_recall(full_version, cuda) with ErrorCode::requirement (exit 7; --force
 // overrides); check/verify/doctor report an active recalled build (exit 8); mirror copies
 // every list whose state is valid or expired together with its .sig (RecallSet::lists());
-// the Ansible module reads them from --json. Reading only: nothing is written, no lock.
+// the Ansible module reads them from --json. Loading only reads; keep_newest() writes the
+// kept copies, and only commands that write state call it (ops::remember_recall_lists).
 #pragma once
 
 #include "util/result.hpp"
@@ -44,6 +55,8 @@ inline constexpr const char* k_keys_dir = "/etc/cudnnctl/keys.d";
 inline constexpr const char* k_mirror_recalls_dir = "cudnnctl-recalls";
 inline constexpr const char* k_mirror_recalls_index = "index";
 inline constexpr size_t k_max_list_size = 4u << 20; // the largest list read
+// Under the state directory: the newest verified copy of each list, <name> and <name>.sig.
+inline constexpr const char* k_kept_lists_dir = "recall-lists";
 
 struct Recall {
   std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build;
@@ -70,6 +83,7 @@ struct ListStatus {
   std::string message; // one line saying what is wrong and what to do; "" when valid
   std::optional<std::string> expires;
   size_t recalls = 0; // entries applied from it
+  uint64_t serial = 0; // its "serial" (0 when it has none); a replay: the newer copy's
   // valid and expired lists: the exact bytes that verified, and their signature (what
   // `mirror` carries, so that it never copies bytes other than the ones it checked).
   std::string text, signature;
@@ -86,6 +100,14 @@ struct ListText {
 struct Policy {
   bool require_signed = false; // config require_signed_recalls
   std::string today;           // "YYYY-MM-DD" (UTC) to compare "expires" with: today_utc()
+  std::filesystem::path kept_dir; // the kept copies (<state>/recall-lists); "": none
+};
+
+// A verified list newer than the copy kept of its name: what keep_newest() writes.
+struct NewerList {
+  std::string name; // "site.json"
+  uint64_t serial = 0;
+  std::string text, signature;
 };
 
 class RecallSet {
@@ -103,6 +125,8 @@ public:
   const std::vector<ListStatus>& lists() const { return m_lists; }
   // One line per ignored or expired list and per unusable key file.
   const std::vector<std::string>& warnings() const { return m_warnings; }
+  // The verified lists newer than the copies kept in Policy::kept_dir (one per name).
+  const std::vector<NewerList>& newer() const { return m_newer; }
 
 private:
   friend Result<RecallSet> load_recalls(const std::filesystem::path& root, const Policy& policy,
@@ -110,6 +134,7 @@ private:
   std::vector<Recall> m_recalls;
   std::vector<ListStatus> m_lists;
   std::vector<std::string> m_warnings;
+  std::vector<NewerList> m_newer;
 };
 
 // Reads keys.d and recalls.d under `root`, then the `extra` lists (checked with the same
@@ -120,15 +145,21 @@ private:
                                              const Policy& policy,
                                              const std::vector<ListText>& extra = {});
 
+// Writes set.newer() into `kept_dir` (<name>.sig, then <name>, each atomically and durably),
+// creating it. A crash between the two leaves a pair that does not verify: ignored with a
+// warning by the next load, and written again by the next command that keeps lists.
+[[nodiscard]] Status keep_newest(const std::filesystem::path& kept_dir, const RecallSet& set);
+
 // Whether `name` may name a list in a mirror's index: "<name>.json" of letters, digits,
 // '.', '_' and '-', not starting with '.', at most 128 characters.
 bool valid_list_name(std::string_view name);
 
 // Parses one list's text (already verified). `path` names it in errors and in Recall::list.
-// Malformed: ErrorCode::usage "<path>: <what>".
+// Malformed: ErrorCode::usage "<path>: <what>". `expires` and `serial` (0 when absent) are
+// set when given.
 [[nodiscard]] Result<std::vector<Recall>>
 parse_recall_list(std::string_view text, const std::string& path,
-                  std::optional<std::string>* expires = nullptr);
+                  std::optional<std::string>* expires = nullptr, uint64_t* serial = nullptr);
 
 // "cuDNN 9.10.0.56 (CUDA 12) is recalled: <reason> (<url>) [recall list <path>]": one line
 // naming the recall's reason, link and list, for refusals and findings.

@@ -221,6 +221,55 @@ strict "$R"
 expect_exit 2 ci "$R" --json --dry-run install 9.14.0
 expect_json 'd["error"]["code"]' usage
 
+TEST "an older list replayed (lower serial) does not lift a recall; exit 4 under require_signed_recalls (issue 34, F7)"
+LIST2=${LIST/\"schema\": 1,/\"schema\": 1, \"serial\": 2,}
+LIST1='{"schema": 1, "serial": 1, "expires": "2099-12-31", "recalls": []}'
+R=$(recall_root)
+L=$R/etc/cudnnctl/recalls.d/site.json
+KEPT=$R/var/lib/cudnnctl/recall-lists
+printf '%s\n' "$LIST2" >"$L"
+sign site "$L"
+# Read-only commands and dry runs keep nothing (the exit codes do not matter here).
+for c in status list check verify doctor recommend env; do
+  run ci "$R" "$c"
+done
+expect_exit 7 ci "$R" --dry-run install 9.14.0
+expect_exit 0 ci "$R" --dry-run install 9.1.0
+expect_exit 7 ci "$R" install 9.14.0 # a refused install keeps nothing either
+expect_no_file "$KEPT"
+# A mutating command keeps the newest verified copy.
+expect_exit 0 ci "$R" install 9.1.0 --no-smoke
+cmp "$L" "$KEPT/site.json" || fail "the kept list differs"
+cmp "$L.sig" "$KEPT/site.json.sig" || fail "the kept signature differs"
+# The site's older list, validly signed, comes back: the kept serial 2 still recalls 9.14.0.
+printf '%s\n' "$LIST1" >"$L"
+sign site "$L"
+expect_exit 7 ci "$R" --json install 9.14.0
+expect_error "is recalled: $REASON"
+expect_json 'any("has serial 1, older than serial 2 seen before: an older list replayed (a stale mirror?); the kept serial 2 applies" in w for w in d["warnings"])' true
+# Without a serial it counts as 0: older too.
+printf '%s\n' "$LIST" >"$L"
+sign site "$L"
+expect_exit 7 ci "$R" --dry-run install 9.14.0 # LIST recalls it anyway; the warning names serial 0
+expect_contains "$ERR" "has serial 0, older than serial 2"
+printf '%s\n' "$LIST1" >"$L"
+sign site "$L"
+strict "$R"
+expect_exit 4 ci "$R" --json install 9.14.0
+expect_json 'd["error"]["code"]' integrity
+expect_error "has serial 1, older than serial 2 seen before"
+expect_exit 4 ci "$R" install 9.1.0 --no-smoke
+cmp "$KEPT/site.json" <(printf '%s\n' "$LIST2") || fail "the kept list was replaced by an older one"
+# A higher serial lifts the recall (the signer's word) and is kept in its place.
+printf '%s\n' "${LIST1/\"serial\": 1/\"serial\": 3}" >"$L"
+sign site "$L"
+expect_exit 0 ci "$R" install 9.14.0 --no-smoke
+cmp "$L" "$KEPT/site.json" || fail "serial 3 was not kept"
+# Removing the list retires it: the kept copy alone is never applied.
+rm "$L" "$L.sig"
+expect_exit 0 ci "$R" --dry-run install 9.14.0
+expect_not_contains "$ERR" "serial"
+
 TEST "mirror carries the signed lists; a host reading them from the mirror refuses the recalled build"
 RM=$(recall_root) # the mirroring host
 printf '%s\n' '{"schema": 1, "recalls": []}' >"$RM/etc/cudnnctl/recalls.d/unsigned.json"
@@ -281,3 +330,18 @@ H=$(host_root)
 printf 'mirrors = ["%s"]\nrecalls_from_mirror = true\n' "$URL" >"$H/etc/cudnnctl/config.toml"
 expect_exit 0 cudnnctl --root "$H" --cuda 12 --dry-run install 9.14.0
 expect_contains "$ERR" "no mirror serves cudnnctl-recalls/index"
+# A mirror serving an older list of the same name than the one a host kept (issue 34, F7).
+mkdir -p "$D/cudnnctl-recalls"
+printf '%s\n' "$LIST2" >"$D/cudnnctl-recalls/site.json"
+sign site "$D/cudnnctl-recalls/site.json"
+echo site.json >"$D/cudnnctl-recalls/index"
+H=$(host_root)
+expect_exit 0 cudnnctl --root "$H" --cuda 12 install 9.14.0 --no-smoke --force # D has only 9.14.0
+expect_file "$H/var/lib/cudnnctl/recall-lists/site.json"
+printf '%s\n' "$LIST1" >"$D/cudnnctl-recalls/site.json"
+sign site "$D/cudnnctl-recalls/site.json"
+expect_exit 8 cudnnctl --root "$H" check # the kept serial 2 still recalls the active build
+expect_contains "$ERR" "cudnnctl-recalls/site.json has serial 1, older than serial 2 seen before"
+echo 'require_signed_recalls = true' >>"$H/etc/cudnnctl/config.toml"
+expect_exit 4 cudnnctl --root "$H" --cuda 12 --json install 9.14.0
+expect_error "has serial 1, older than serial 2 seen before"
