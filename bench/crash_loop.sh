@@ -12,7 +12,7 @@
 # a second), CRASH_LOOP_COMMANDS (default "install use rollback gc adopt restore mirror repack alongside slotback slotoff"),
 # E2E_KEEP=1 keeps the work directory. adopt takes over a hand-made copy of the 9.1.0 release in
 # the root's /usr/local/cuda (every original must still read as its bytes, through a link or
-# as itself); restore imports a backup of generation 2; mirror copies 9.1.0 into a directory
+# as itself); restore imports a backup of 9.27.0 (made in another root); mirror copies 9.1.0 into a directory
 # outside the root (everything it serves must be complete: byte for byte the source's); repack
 # runs `mirror 9.1.0 --repack zstd` over a mirrored copy (every pinned sidecar must name a
 # complete .tar.zst: size and sha256; a host installs from what the kill left, the repack or
@@ -63,7 +63,9 @@ c "$T/slots" install 9.27.0 --alongside --no-smoke >/dev/null 2>&1 ||
   fail "setup: install 9.27.0 --alongside"
 rm -f "$T/base/var/cache/cudnnctl/"*   # install 9.27.0 downloads (then verifies, extracts)
 c "$T/base" mirror 9.1.0 --to "$T/site.tpl" >/dev/null 2>&1 || fail "setup: mirror 9.1.0"
-c "$T/base" backup --output "$T/gen2.tar.zst" >/dev/null 2>&1 || fail "setup: backup"
+# restore's backup: gc's active 9.27.0, which base does not hold, so that restore imports it
+# (a backup of a build the store still holds switches to that entry instead)
+c "$T/gc" backup --output "$T/gen3.tar.zst" >/dev/null 2>&1 || fail "setup: backup"
 # adopt: an empty root whose CUDA home holds a hand-made 9.1.0 (cp -P, as NVIDIA says)
 r=$(new_root)
 mv "$r" "$T/adopt"
@@ -78,7 +80,7 @@ echo '#define CUDART_VERSION 12040' >"$T/adopt/usr/local/cuda/include/cuda_runti
 declare -A TPL=([install]=base [use]=base [rollback]=base [gc]=gc [adopt]=adopt [restore]=base [mirror]=base
   [repack]=base [alongside]=base [slotback]=slots [slotoff]=slots)
 declare -A ARGS=([install]="install 9.27.0" [use]="use 9.1.0" [rollback]="rollback" [gc]="gc --keep 1"
-  [adopt]="adopt" [restore]="restore $T/gen2.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror"
+  [adopt]="adopt" [restore]="restore $T/gen3.tar.zst" [mirror]="mirror 9.1.0 --to $E2E_TMP/w.mirror"
   [repack]="mirror 9.1.0 --to $E2E_TMP/w.mirror --repack zstd"
   [alongside]="install 9.27.0 --alongside" [slotback]="rollback --slot 9-cuda12"
   [slotoff]="use --none --slot 9-cuda12")

@@ -341,8 +341,8 @@ TEST_CASE("recall: names a mirror's index may give", "[recall]") {
 
 TEST_CASE("recall: the optional serial (issue 34, F7)", "[recall]") {
   uint64_t serial = 99;
-  auto none = recall::parse_recall_list(R"({"schema": 1, "recalls": []})", "/l.json", nullptr,
-                                        &serial);
+  auto none =
+      recall::parse_recall_list(R"({"schema": 1, "recalls": []})", "/l.json", nullptr, &serial);
   REQUIRE(none);
   CHECK(serial == 99); // untouched: the caller's default (0) stands
   auto five = recall::parse_recall_list(R"({"schema": 1, "serial": 5, "recalls": []})", "/l.json",

@@ -78,7 +78,8 @@ Result<recall::RecallSet> load_site_recalls(Context& ctx) {
   if (ctx.config().recalls_from_mirror) {
     extra = fetch_mirror_lists(ctx);
   }
-  TRY_ASSIGN(recall::RecallSet set, recall::load_recalls(ctx.opts().root, recall_policy(ctx), extra));
+  TRY_ASSIGN(recall::RecallSet set,
+             recall::load_recalls(ctx.opts().root, recall_policy(ctx), extra));
   for (const auto& w : set.warnings()) {
     ctx.warn(w);
   }
@@ -91,9 +92,9 @@ void remember_recall_lists(Context& ctx, const recall::RecallSet& set) {
   }
   const auto dir = ctx.layout().state_dir() / recall::k_kept_lists_dir;
   if (Status kept = recall::keep_newest(dir, set); !kept) {
-    ctx.warn("recall lists not kept in " + dir.string() +
-             " (an older list replayed later would not be noticed): " +
-             kept.error().full_message());
+    ctx.warn(
+        "recall lists not kept in " + dir.string() +
+        " (an older list replayed later would not be noticed): " + kept.error().full_message());
     return;
   }
   for (const auto& n : set.newer()) {

@@ -161,21 +161,19 @@ struct ListJudge {
   Result<bool> against_newest(ListStatus& st, std::vector<Recall>& parsed,
                               std::vector<Recall>& recalls, const std::string& strict_hint) {
     const std::string name = fs::path(st.path).filename().string();
-    TRY_ASSIGN(std::optional<Newest>* slot, newest_of(name));
-    const std::string serials = "recall list " + st.path + " has serial " +
-                                std::to_string(st.serial);
+    TRY_ASSIGN(std::optional<Newest> * slot, newest_of(name));
+    const std::string serials =
+        "recall list " + st.path + " has serial " + std::to_string(st.serial);
     if (*slot && st.serial < (*slot)->serial) {
       Newest& before = **slot;
-      const std::string older = serials + ", older than serial " +
-                                std::to_string(before.serial) +
+      const std::string older = serials + ", older than serial " + std::to_string(before.serial) +
                                 " seen before: an older list replayed (a stale mirror?)";
       if (policy.require_signed) {
-        return fail(ErrorCode::integrity,
-                    older + "; install the current list (serial " +
-                        std::to_string(before.serial) + " or higher)" + strict_hint);
+        return fail(ErrorCode::integrity, older + "; install the current list (serial " +
+                                              std::to_string(before.serial) + " or higher)" +
+                                              strict_hint);
       }
-      warnings.push_back(older + "; the kept serial " + std::to_string(before.serial) +
-                         " applies");
+      warnings.push_back(older + "; the kept serial " + std::to_string(before.serial) + " applies");
       st.message = st.path + ": replayed, serial " + std::to_string(st.serial) + " < " +
                    std::to_string(before.serial);
       st.recalls = apply(before, st, recalls);

@@ -82,7 +82,7 @@ struct ListStatus {
   ListState state = ListState::valid;
   std::string message; // one line saying what is wrong and what to do; "" when valid
   std::optional<std::string> expires;
-  size_t recalls = 0; // entries applied from it
+  size_t recalls = 0;  // entries applied from it
   uint64_t serial = 0; // its "serial" (0 when it has none); a replay: the newer copy's
   // valid and expired lists: the exact bytes that verified, and their signature (what
   // `mirror` carries, so that it never copies bytes other than the ones it checked).
@@ -98,8 +98,8 @@ struct ListText {
 };
 
 struct Policy {
-  bool require_signed = false; // config require_signed_recalls
-  std::string today;           // "YYYY-MM-DD" (UTC) to compare "expires" with: today_utc()
+  bool require_signed = false;    // config require_signed_recalls
+  std::string today;              // "YYYY-MM-DD" (UTC) to compare "expires" with: today_utc()
   std::filesystem::path kept_dir; // the kept copies (<state>/recall-lists); "": none
 };
 

@@ -67,7 +67,9 @@ expect_contains "$E2E_TMP/tcl.out" "default=9.27.0-cuda12"
 TEST "F3: a genuine backup restores; tclsh and lua read its module files as the store paths"
 expect_exit 0 cudnnctl --root "$R" restore "$B/g91.tar.gz" --json
 E=$(json_get 'd["data"]["entry"]')
-[[ "$E" == 9.1.0.70-cuda12-linux-x86_64-restored-* ]] || fail "restored entry '$E'"
+# The store still holds the backup's files as they were installed: restore switches to that
+# entry instead of importing a copy (issue 37, item 8).
+expect_eq "$E" 9.1.0.70-cuda12-linux-x86_64 "the restored entry"
 tcl_eval "$MF/cudnn" >"$E2E_TMP/tcl.out" 2>&1 || fail "tclsh: $(cat "$E2E_TMP/tcl.out")"
 lua_eval "$MF/lmod/cudnn" >"$E2E_TMP/lua.out" 2>&1 || fail "lua: $(cat "$E2E_TMP/lua.out")"
 expect_contains "$E2E_TMP/tcl.out" "default=9.1.0-cuda12"
