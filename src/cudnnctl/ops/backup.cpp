@@ -58,15 +58,20 @@ std::string restored_name(const store::BackupMeta& m) {
          util::sha256_hex(listing).substr(0, 8);
 }
 
-// A build's content as sorted lines (path, kind, sha256 or link target, mode; no directories):
-// a backup's and a store entry's compare equal when they hold the same files.
+// One file of a build as a line: path, kind, sha256 (files) or link target, mode.
+std::string content_line(const std::string& path, const std::string& kind,
+                         const std::string& sha256, const std::string& target, uint32_t mode) {
+  return path + " " + kind + " " + sha256 + " " + target + " " + std::to_string(mode);
+}
+
+// A build's content as sorted lines (no directories): a backup's and a store entry's compare
+// equal when they hold the same files.
 std::vector<std::string> content_lines(const store::BackupMeta& m) {
   std::vector<std::string> out;
   for (const auto& f : m.files) {
     if (!f.path.empty() && f.kind != "dir") {
-      out.push_back(f.path + " " + f.kind + " " + f.sha256 + " " +
-                    (f.entry_target.empty() ? f.target : f.entry_target) + " " +
-                    std::to_string(f.mode));
+      out.push_back(content_line(f.path, f.kind, f.sha256,
+                                 f.entry_target.empty() ? f.target : f.entry_target, f.mode));
     }
   }
   std::sort(out.begin(), out.end());
@@ -76,8 +81,7 @@ std::vector<std::string> content_lines(const store::EntryInfo& e) {
   std::vector<std::string> out;
   for (const auto& f : e.files) {
     if (f.kind != "dir") {
-      out.push_back(f.path + " " + f.kind + " " + f.sha256 + " " + f.target + " " +
-                    std::to_string(f.mode));
+      out.push_back(content_line(f.path, f.kind, f.sha256, f.target, f.mode));
     }
   }
   std::sort(out.begin(), out.end());
@@ -105,6 +109,14 @@ const store::EntryInfo* entry_with_content(Context& ctx, const store::StoreView&
              "): the backup is restored as an entry of its own");
   }
   return nullptr;
+}
+
+// The store entry restore switches to: the one that already holds the backup's files, else the
+// name its import gets.
+std::string restore_target(Context& ctx, const store::StoreView& view,
+                           const store::BackupMeta& meta) {
+  const auto* same = entry_with_content(ctx, view, meta);
+  return same ? same->name : restored_name(meta);
 }
 
 // Step 3 of restore: the backup's files, hashed again while written, as a store entry.
@@ -281,8 +293,7 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   out.version = meta.version;
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    const auto* same = entry_with_content(ctx, view, meta);
-    const std::string name = same ? same->name : restored_name(meta);
+    const std::string name = restore_target(ctx, view, meta);
     out.entry = name;
     fill_active(ctx, view, out);
     const auto* active = view.active_entry();
@@ -296,8 +307,7 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   // The build already in the store (the backup of an entry that is still there) is switched to,
   // not imported a second time.
-  const auto* same = entry_with_content(ctx, view, meta);
-  const std::string name = same ? same->name : restored_name(meta);
+  const std::string name = restore_target(ctx, view, meta);
   out.entry = name;
   if (const auto* active = view.active_entry(); active && active->name == name) {
     fill_active(ctx, view, out);
