@@ -33,7 +33,9 @@ namespace {
 
 void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
   app.add_option("--root", g.root, "Directory that stands for / (default /)");
-  app.add_option("--prefix", g.prefix, "Install prefix inside the root (default /opt/cudnn)");
+  app.add_option("--prefix", g.prefix,
+                 "Install prefix inside the root (default /opt/cudnn); one root serves one prefix: "
+                 "another prefix's build in the loader drop-in refuses changes here");
   app.add_flag("--json", g.json, "Print exactly one JSON object on stdout");
   app.add_option("--mirror", g.mirrors,
                  "Mirror base URL laid out like NVIDIA's redist server (repeatable, in order)")
@@ -350,7 +352,14 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
   fetch::set_reporter(
       {[&ctx](const std::string& line) { ctx->notes().info("cudnnctl: " + line, 1); },
        [&ctx](const std::string& warning) { ctx->notes().warn(warning); }});
-  Status status = action(*ctx, report);
+  // Another prefix's build in the loader drop-in: every mutating command but recover is
+  // refused before it looks at anything (issue 34, F15); lock() checks again under the lock.
+  Status status = report.command != "recover" && is_mutating(report.command)
+                      ? ops::check_loader_owner(*ctx)
+                      : Status{};
+  if (status) {
+    status = action(*ctx, report);
+  }
   util::set_lock_wait_reporter(nullptr);
   fetch::set_reporter({});
   std::optional<Error> error;

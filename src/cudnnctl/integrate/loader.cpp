@@ -65,6 +65,29 @@ std::optional<std::string> loader_dropin_dir(const store::Layout& layout) {
   return std::string();
 }
 
+std::optional<std::string> loader_dropin_other_prefix(const store::Layout& layout) {
+  if (layout.user_mode()) {
+    return std::nullopt; // --user writes no drop-in: the system's is not this prefix's business
+  }
+  auto dir = loader_dropin_dir(layout);
+  if (!dir || dir->empty() || (*dir)[0] != '/') {
+    return std::nullopt;
+  }
+  namespace fs = std::filesystem;
+  const fs::path lib = fs::path(*dir).lexically_normal();
+  // <prefix>/store/<entry>/lib
+  const fs::path store = lib.parent_path().parent_path();
+  if (lib.filename() != "lib" || store.filename() != "store" ||
+      !util::exists_nofollow(layout.host(lib))) {
+    return std::nullopt;
+  }
+  const fs::path other = store.parent_path();
+  if (other == layout.sys_prefix().lexically_normal()) {
+    return std::nullopt;
+  }
+  return other.string();
+}
+
 Status run_ldconfig(const store::Layout& layout) {
   // -X: the cache only. A plain ldconfig also makes SONAME links in every directory the
   // loader config names (dpkg's, hand-made toolkits'): files cudnnctl does not own. The store

@@ -29,6 +29,12 @@ namespace cudnnctl::integrate {
 // The first directory the drop-in names (the primary slot's), nullopt when there is no drop-in.
 [[nodiscard]] std::optional<std::string> loader_dropin_dir(const store::Layout& layout);
 
+// The prefix (path inside the root) whose store entry the drop-in names first, when that is not
+// `layout`'s prefix and the directory still exists: one root's loader serves one prefix, and a
+// switch in another would take it over (issue 34, F15). nullopt: no drop-in, this prefix's, or a
+// stale one (its directory gone), or --user mode (which has no drop-in).
+[[nodiscard]] std::optional<std::string> loader_dropin_other_prefix(const store::Layout& layout);
+
 // Runs `ldconfig -X` (root "/") or `ldconfig -X -r <root>`: the cache only, never a link
 // (whatever cudnnctl runs changes no file it does not own); failure: ErrorCode::environment with
 // ldconfig's message.

@@ -2,6 +2,7 @@
 #include "ops/context.hpp"
 
 #include "gates/findings.hpp"
+#include "integrate/loader.hpp"
 #include "ops/catalog.hpp"
 #include "ops/trust.hpp"
 #include "release/resolve.hpp"
@@ -123,12 +124,36 @@ std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const sto
 }
 
 Result<txn::Lock> lock(Context& ctx) {
+  TRY(util::hook("before-lock")); // test hook: what another process does between check and lock
   TRY_ASSIGN(txn::Lock held, txn::Lock::take(ctx.site()));
   for (const auto& d : held.recovered()) {
     ctx.action(d);
     ctx.info(d);
   }
+  TRY(check_loader_owner(ctx));
   return held;
+}
+
+std::optional<std::string> loader_owned_elsewhere(const Context& ctx) {
+  auto other = integrate::loader_dropin_other_prefix(ctx.layout());
+  if (!other) {
+    return std::nullopt;
+  }
+  return "the loader drop-in " + ctx.layout().ld_conf_dropin().string() +
+         " names a build of the prefix " + *other + ", not of " +
+         ctx.layout().sys_prefix().string() +
+         ": one root's loader, state and history serve one prefix";
+}
+
+Status check_loader_owner(const Context& ctx) {
+  auto why = loader_owned_elsewhere(ctx);
+  if (!why) {
+    return {};
+  }
+  const std::string other = *integrate::loader_dropin_other_prefix(ctx.layout());
+  return fail(ErrorCode::usage, *why + "; run the command with `--prefix " + other +
+                                    "`, or release that prefix first (`cudnnctl --prefix " + other +
+                                    " purge`)");
 }
 
 Status recover_pending(Context& ctx) {

@@ -134,6 +134,12 @@ std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const sto
 // progress lines.
 [[nodiscard]] Result<txn::Lock> lock(Context& ctx);
 
+// Another prefix's build in the loader drop-in (issue 34, F15): a sentence saying so, nullopt
+// when the drop-in is this prefix's, stale or absent. lock() refuses every mutating command
+// then (exit 2), before anything changes; `status` and `recover` warn.
+[[nodiscard]] std::optional<std::string> loader_owned_elsewhere(const Context& ctx);
+[[nodiscard]] Status check_loader_owner(const Context& ctx);
+
 // When an interrupted transaction left a journal, takes the lock and recovers now (then
 // releases the lock). For commands that plan from the store before taking the lock: a plan
 // made from a half-finished transaction's leftovers (an entry that recovery then deletes)

@@ -285,13 +285,21 @@ std::optional<Status> install_stored(Context& ctx, const InstallRequest& req,
       !slot) {
     return fail(slot.error());
   }
-  auto activate = [&]() -> Status {
+  auto activate = [&]() -> std::optional<Status> {
     const std::string command = "install " + o.version;
     if (ctx.dry_run()) {
       TRY(adopt_before_install(ctx, nullptr, out.adoption, out)); // says what it would adopt
       return activate_entry(ctx, e.name, command, o.demands(), out);
     }
     TRY_ASSIGN(txn::Lock held, lock(ctx));
+    // Check again under the lock: a gc or remove that ran between the look above and the lock
+    // took the entry away (issue 34, F13): then this install downloads it, as if never stored.
+    TRY_ASSIGN(store::StoreView now, read_store(ctx));
+    if (!now.entry(e.name)) {
+      ctx.info("store entry " + e.name +
+               " was removed meanwhile (by a gc or remove); installing it again");
+      return std::nullopt; // the lock is released here; the download path takes it again
+    }
     remember_recall_lists(ctx, recalls); // under the lock, past the recall gate (F7)
     TRY(adopt_before_install(ctx, &held, out.adoption, out)); // never overwrite them silently
     return activate_entry_locked(ctx, held, e.name, command, o.demands(), out);

@@ -167,9 +167,14 @@ Status recover(Context& ctx, RecoverResult& out) {
   TRY_ASSIGN(txn::Lock held, txn::Lock::take(ctx.site()));
   out.ran = true;
   out.done = held.recovered();
-  // An active generation that is missing or damaged (verify exits 8): back to an intact one.
-  TRY_ASSIGN(auto repaired, txn::repair_active(held, ctx.site()));
-  out.done.insert(out.done.end(), repaired.begin(), repaired.end());
+  // An active generation that is missing or damaged (verify exits 8): back to an intact one;
+  // not while another prefix's build is in the loader drop-in (a repair would take it over).
+  if (auto elsewhere = loader_owned_elsewhere(ctx)) {
+    ctx.warn(*elsewhere + "; this prefix's own journal is done, nothing else was repaired");
+  } else {
+    TRY_ASSIGN(auto repaired, txn::repair_active(held, ctx.site()));
+    out.done.insert(out.done.end(), repaired.begin(), repaired.end());
+  }
   // Module files of entries that have none yet (a store from before them, or module_files
   // turned on): recover is the command that regenerates them (integrate/modulefiles.hpp).
   TRY_ASSIGN(store::StoreView view, read_store(ctx));

@@ -58,6 +58,9 @@ Status status(Context& ctx, StatusResult& out) {
                   "; run `cudnnctl recover` (it switches to an intact generation) or `cudnnctl "
                   "verify` to see what is wrong";
   }
+  if (auto elsewhere = loader_owned_elsewhere(ctx)) {
+    ctx.warn(*elsewhere + ": programs load that build, not this prefix's active one");
+  }
   if (auto why = txn::journal_unreadable(ctx.layout())) {
     ctx.warn(*why); // say why (a FIFO planted there, a torn file)
   }

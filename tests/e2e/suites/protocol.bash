@@ -245,8 +245,12 @@ c_b20_state() {
   TEST "B20: two prefixes on one root: /opt/b's commands refuse /opt/a's interrupted install (exit 2) and leave it to /opt/a"
   R=$(cr_copy empty b20)
   expect_exit 0 ctl "$R" --prefix /opt/b install 8.9.7
+  # Two prefixes' state as a cudnnctl from before F15 left it: today /opt/a's install is refused
+  # while /opt/b's build is in the loader drop-in (c_f15), so the drop-in is away meanwhile.
+  mv "$R/etc/ld.so.conf.d/00-cudnnctl.conf" "$E2E_TMP/b20.dropin"
   expect_exit 86 env CUDNNCTL_TEST_CRASH_AT=after-store-commit "$CUDNNCTL" --root "$R" \
     --mirror "file://$CR_MIRROR" --cuda 12 --prefix /opt/a install 9.1.0
+  mv "$E2E_TMP/b20.dropin" "$R/etc/ld.so.conf.d/00-cudnnctl.conf"
   expect_eq "$(json_get 'd["prefix"]' "$R/var/lib/cudnnctl/journal.json")" /opt/a "journal's prefix"
   cp "$R/var/lib/cudnnctl/journal.json" "$E2E_TMP/b20.journal"
   for cmd in recover "install 9.1.0" rollback; do
@@ -270,5 +274,39 @@ c_b20_state() {
   expect_exit 0 ctl "$R" --prefix /opt/b recover
 }
 rt_case b20-state c_b20_state
+
+# ---- F15 (issue 34): one root's loader drop-in serves one prefix ----------------------------
+c_f15() {
+  TEST "F15: while /opt/a's build is in the loader drop-in, every mutating command of /opt/b is refused (exit 2), nothing changes"
+  R=$(cr_copy empty f15)
+  expect_exit 0 ctl "$R" --prefix /opt/a install 9.1.0
+  tree_snapshot "$R" >"$E2E_TMP/f15.before"
+  for cmd in "install 8.9.7" "use 9.1.0" rollback gc "purge --yes" "use --none" "install --dry-run 8.9.7"; do
+    # shellcheck disable=SC2086
+    expect_exit 2 ctl "$R" --prefix /opt/b $cmd
+    one_error_line
+    expect_contains "$ERR" "/etc/ld.so.conf.d/00-cudnnctl.conf names a build of the prefix /opt/a, not of /opt/b"
+    expect_contains "$ERR" "run the command with \`--prefix /opt/a\`, or release that prefix first (\`cudnnctl --prefix /opt/a purge\`)"
+  done
+  tree_snapshot "$R" >"$E2E_TMP/f15.after"
+  cmp -s "$E2E_TMP/f15.before" "$E2E_TMP/f15.after" || fail "a refused /opt/b command changed the root"
+  expect_no_file "$R/opt/b"
+  expect_eq "$(grep -v '^#' "$R/etc/ld.so.conf.d/00-cudnnctl.conf")" "/opt/a/store/$E91/lib" "the drop-in"
+  TEST "F15: status --prefix /opt/b says the loader serves /opt/a's build"
+  expect_exit 0 cudnnctl --root "$R" --prefix /opt/b status
+  expect_contains "$ERR" "names a build of the prefix /opt/a, not of /opt/b: one root's loader, state and history serve one prefix: programs load that build"
+  TEST "F15: the prefix's own commands work; once /opt/a is purged, /opt/b takes the loader"
+  expect_exit 0 ctl "$R" --prefix /opt/a install 8.9.7
+  expect_exit 0 ctl "$R" --prefix /opt/a purge --yes
+  expect_exit 0 ctl "$R" --prefix /opt/b install 8.9.7
+  expect_eq "$(grep -v '^#' "$R/etc/ld.so.conf.d/00-cudnnctl.conf")" "/opt/b/store/$E897/lib" "the drop-in"
+  TEST "F15: a stale drop-in (its prefix removed by hand) does not hold the loader"
+  R=$(cr_copy empty f15b)
+  expect_exit 0 ctl "$R" --prefix /opt/a install 9.1.0
+  rm -rf "$R/opt/a"
+  expect_exit 0 ctl "$R" --prefix /opt/b install 8.9.7
+  expect_eq "$(grep -v '^#' "$R/etc/ld.so.conf.d/00-cudnnctl.conf")" "/opt/b/store/$E897/lib" "the drop-in"
+}
+rt_case f15 c_f15
 
 echo "red-team protocol cases: $N" >&2

@@ -364,7 +364,10 @@ c_b20() {
     tree_snapshot "$R" >"$E2E_TMP/b20.after"
     cmp -s "$E2E_TMP/b20.before" "$E2E_TMP/b20.after" || fail "--prefix $p changed the root"
   done
-  expect_exit 0 ctl "$R" --prefix /opt/other install 8.9.7 # a prefix of its own is fine
+  # A prefix of its own passes placement, and is refused because /opt/cudnn's build holds the
+  # loader drop-in (issue 34, F15; protocol.bash c_f15)
+  expect_exit 2 ctl "$R" --prefix /opt/other install 8.9.7
+  expect_contains "$ERR" "names a build of the prefix /opt/cudnn, not of /opt/other"
 }
 rt_case b20 c_b20
 

@@ -241,6 +241,35 @@ serial_check "$R" "$H0" 1
 cr_check "$R" --clean --loader
 N=$((N + 1))
 
+TEST "F13 (issue 34): an install of a stored build that a remove takes away before the install's lock downloads it again (exit 0)"
+R=$(cr_copy three f13)
+F13=$E2E_TMP/f13.fifo
+mkfifo "$F13"
+exec 8<>"$F13"
+CUDNNCTL_TEST_PAUSE_AT=before-lock:$F13 "$CUDNNCTL" --root "$R" --mirror "file://$CR_MIRROR" \
+  --cuda 12 install 8.9.7 >"$E2E_TMP/f13.out" 2>"$E2E_TMP/f13.err" 8>&- &
+F13_PID=$!
+_CR_FS_PIDS+=("$F13_PID")
+for i in $(seq 600); do
+  [ -e "$F13.reached" ] && break
+  sleep 0.05
+done
+[ -e "$F13.reached" ] || fail "the install never reached its lock: $(cat "$E2E_TMP/f13.err")"
+expect_exit 0 ctl "$R" remove 8.9.7 # between the install's look at the store and its lock
+[ -z "$(ls -d "$R"/opt/cudnn/store/8.9.7* 2>/dev/null)" ] || fail "remove left 8.9.7 in the store"
+echo go >&8
+rc=0
+wait "$F13_PID" || rc=$?
+exec 8>&-
+expect_eq "$rc" 0 "the install's exit status ($(cat "$E2E_TMP/f13.err"))"
+expect_contains "$E2E_TMP/f13.err" "was removed meanwhile (by a gc or remove); installing it again"
+case "$(readlink -f "$R/opt/cudnn/current")" in
+*/store/8.9.7.*) ;;
+*) fail "8.9.7 is not active: $(readlink -f "$R/opt/cudnn/current")" ;;
+esac
+cr_check "$R" --clean --loader
+N=$((N + 1))
+
 # ---- locks --------------------------------------------------------------------------------------
 TEST "a lock held by a live process: exit 6 naming it; --lock-timeout 2 waits, then exit 6"
 R=$(cr_copy one lock)
