@@ -6,13 +6,16 @@
 #include "integrate/modulefiles.hpp"
 #include "integrate/pkgconfig.hpp"
 #include "ops/adopt.hpp"
+#include "store/entry.hpp"
 #include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <system_error>
+#include <tuple>
 
 namespace cudnnctl::ops {
 
@@ -29,6 +32,50 @@ std::vector<std::string> kept_backups(const store::Layout& layout) {
   std::vector<std::string> out;
   for (const auto& name : util::dir_names(layout.backups_dir())) {
     if (!name.starts_with("adopt-") && !util::is_tmp_name(name)) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// The three data directories purge empties: what cudnnctl writes in each is known by name, and
+// anything else there is someone else's, kept and named (issue 34, F12).
+enum class DataDir { store, generations, cache };
+
+bool all_of_class(std::string_view s, int (*is)(int)) {
+  return !s.empty() && std::ranges::all_of(s, [is](unsigned char c) { return is(c) != 0; });
+}
+
+// Whether cudnnctl wrote `name` in `dir`: a store entry (its metadata file, even a damaged
+// one) or a staging directory; a generation (N, N.json); a cached archive (<sha256>.<suffix>);
+// a temporary or a leftover of an interrupted purge anywhere.
+bool written_by_us(DataDir which, const fs::path& dir, const std::string& name) {
+  if (util::is_tmp_name(name) || name.starts_with(k_purging)) {
+    return true;
+  }
+  switch (which) {
+  case DataDir::store:
+    return name.starts_with(".staging-") || util::exists_nofollow(dir / name / store::k_entry_meta);
+  case DataDir::generations: {
+    std::string_view n = name;
+    if (n.ends_with(".json")) {
+      n.remove_suffix(5);
+    }
+    return all_of_class(n, ::isdigit);
+  }
+  case DataDir::cache:
+    return name.size() > 65 && name[64] == '.' &&
+           std::ranges::all_of(name.substr(0, 64),
+                               [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  }
+  return false;
+}
+
+// The names in `dir` that cudnnctl did not write.
+std::vector<std::string> others_in(DataDir which, const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& name : util::dir_names(dir)) {
+    if (!written_by_us(which, dir, name)) {
       out.push_back(name);
     }
   }
@@ -58,7 +105,19 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
     add(layout.sys_entry_dir(e.name), layout.entry_dir(e.name),
         "store entry: cuDNN " + store::describe(e), store::entry_bytes(e));
   }
-  add(prefix / "store", layout.store_dir(), "store directory", 0);
+  const std::tuple<DataDir, fs::path, fs::path> data_dirs[] = {
+      {DataDir::generations, prefix / "generations", layout.generations_dir()},
+      {DataDir::store, prefix / "store", layout.store_dir()},
+      {DataDir::cache, layout.own_dirs().cache, layout.cache_dir()}};
+  for (const auto& [which, sys, host] : data_dirs) {
+    for (const auto& name : others_in(which, host)) {
+      out.kept.push_back((sys / name).string() + ": not written by cudnnctl: kept (with " +
+                         sys.string() + ")");
+    }
+  }
+  if (others_in(DataDir::store, layout.store_dir()).empty()) {
+    add(prefix / "store", layout.store_dir(), "store directory", 0);
+  }
   add(prefix / "modulefiles", layout.prefix_dir() / "modulefiles",
       "the module files cudnnctl wrote (a site's own files there are kept)",
       util::tree_bytes(layout.prefix_dir() / "modulefiles"));
@@ -129,6 +188,28 @@ Status delete_dir(const fs::path& dir) {
   TRY(util::rename_durable(dir, hidden));
   TRY(util::hook("mid-purge"));
   return util::remove_tree(hidden);
+}
+
+// delete_dir when cudnnctl wrote everything in `dir`; otherwise each of its own names is
+// renamed to a hidden one and deleted (a rerun after a crash finds those) and `dir` stays with
+// the others' files (plan() named them).
+Status delete_ours(DataDir which, const fs::path& dir) {
+  if (others_in(which, dir).empty()) {
+    return delete_dir(dir);
+  }
+  for (const auto& name : util::dir_names(dir)) {
+    if (!written_by_us(which, dir, name)) {
+      continue;
+    }
+    fs::path hidden = dir / (name.starts_with(k_purging) ? name : k_purging + name);
+    if (hidden != dir / name) {
+      TRY(util::remove_tree(hidden));
+      TRY(util::rename_durable(dir / name, hidden));
+    }
+    TRY(util::hook("mid-purge"));
+    TRY(util::remove_tree(hidden));
+  }
+  return util::fsync_dir(dir);
 }
 
 // rmdir of a directory purge emptied; one with other files in it is kept (plan() named them).
@@ -214,8 +295,8 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
   TRY(util::hook("after-deactivate"));
   // Nothing is active now: what is left is data no reader needs.
   TRY(delete_dir(store::slots_dir(layout)));
-  TRY(delete_dir(layout.generations_dir()));
-  TRY(delete_dir(layout.store_dir()));
+  TRY(delete_ours(DataDir::generations, layout.generations_dir()));
+  TRY(delete_ours(DataDir::store, layout.store_dir()));
   // With the store gone, the module files cudnnctl wrote go too (a site's own stay) and so
   // do their emptied directories.
   TRY_ASSIGN(int module_files,
@@ -229,7 +310,7 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
   TRY(remove_if_empty(layout.prefix_dir() / "lib/pkgconfig"));
   TRY(remove_if_empty(layout.prefix_dir() / "lib"));
   TRY(remove_if_empty(layout.prefix_dir()));
-  TRY(delete_dir(layout.cache_dir()));
+  TRY(delete_ours(DataDir::cache, layout.cache_dir()));
   TRY(util::hook("mid-purge-state"));
   // The state directory last: it holds the lock (held until this process exits; a command
   // that starts now creates a fresh one) and the journal that would finish a deactivation.

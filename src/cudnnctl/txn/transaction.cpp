@@ -367,6 +367,10 @@ Error Transaction::abort(Error why) {
     return revert(why);
   }
   Error e = with_context(std::move(why));
+  if (e.code == ErrorCode::environment) {
+    // A full disk or no free inode before the switch: say what state it left (issue 34, F2).
+    e.message += "; nothing was activated";
+  }
   undo(e);
   return e;
 }

@@ -234,6 +234,28 @@ expect_no_file "$R/opt/cudnn/store"
 # The export still restores after the purge.
 expect_exit 0 ctl "$R" restore "$R$EXPORT"
 
+TEST "issue 34 F12: purge keeps and names others' files in store/, generations/ and the download cache"
+R=$(cr_copy two purge4)
+echo a >"$R/opt/cudnn/store/site-notes.txt"
+mkdir -p "$R/opt/cudnn/store/9.1.0-local-copy/lib" # a directory without cudnnctl's metadata
+echo b >"$R/opt/cudnn/generations/README"
+mkdir -p "$R/var/cache/cudnnctl"
+echo c >"$R/var/cache/cudnnctl/mirror-list.txt"
+expect_exit 0 ctl "$R" --json --dry-run purge
+for k in /opt/cudnn/store/site-notes.txt /opt/cudnn/store/9.1.0-local-copy /opt/cudnn/generations/README /var/cache/cudnnctl/mirror-list.txt; do
+  expect_json "any(k.startswith('$k: not written by cudnnctl') for k in d['data']['kept'])" true
+done
+expect_exit 0 ctl "$R" --json purge --yes
+expect_json "sum(1 for k in d['data']['kept'] if ': not written by cudnnctl: kept' in k)" 4
+expect_eq "$(cd "$R/opt/cudnn" && find store generations | sort | tr '\n' ' ')" \
+  "generations generations/README store store/9.1.0-local-copy store/9.1.0-local-copy/lib store/site-notes.txt " "what is left of the prefix"
+expect_eq "$(ls -A "$R/var/cache/cudnnctl" | tr '\n' ' ')" "mirror-list.txt " "what is left of the cache"
+expect_no_file "$R/opt/cudnn/current"
+expect_no_file "$R/etc/ld.so.conf.d/00-cudnnctl.conf"
+# and the next install works beside them
+expect_exit 0 ctl "$R" install 9.1.0 --no-smoke
+expect_file "$R/opt/cudnn/store/site-notes.txt"
+
 # ---- obs 5: the cache policy ---------------------------------------------------------------
 
 # cache_files ROOT: the files in ROOT's download cache, one a line ("" when none).

@@ -60,6 +60,46 @@ for s in $POST_SWITCH; do
   crash_case restore one "$s" 1 2 - $C recover restore "$E2E_TMP/gen2.tar.zst"; N=$((N + 1))
 done
 
+# adopt and adopt --undo (issue 34: every step): a hand-made 9.1.0 in /usr/local/cuda, crashed
+# at each step; every original reads its bytes right after the crash and after `recover`, the
+# root is clean, and the same command then goes through; after --undo the CUDA home is again
+# exactly as the hand copy left it.
+source "$E2E_FIXTURES/adopt/handmade.bash"
+R9=$(release_dir 9.1.0 12)
+for s in after-adopt-backup after-adopt-records after-staging after-store-commit after-generation \
+  before-switch after-switch mid-integration after-integration before-commit after-history; do
+  TEST "crash adopt at $s: the originals survive, recover leaves a clean root, adopt then goes through"
+  r=$(small_root)
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT="$s" "$CUDNNCTL" --root "$r" adopt
+  expect_contains "$ERR" "test hook: crashing at $s"
+  expect_originals "$r" "right after adopt crashed at $s"
+  cr_expect_status_readable "$r"
+  expect_recovered_then_adopted "$r"
+  N=$((N + 1))
+done
+for s in mid-release mid-integration before-commit after-history; do
+  TEST "crash adopt --undo at $s: recover leaves adopted or undone, never a mix; the hand copy comes back exactly"
+  r=$(small_root)
+  tree_snapshot "$r/usr/local/cuda" >"$E2E_TMP/undo.before"
+  expect_exit 0 cudnnctl --root "$r" adopt
+  expect_exit 86 env CUDNNCTL_TEST_CRASH_AT="$s" "$CUDNNCTL" --root "$r" adopt --undo
+  expect_contains "$ERR" "test hook: crashing at $s"
+  expect_originals "$r" "right after adopt --undo crashed at $s"
+  expect_exit 0 cudnnctl --root "$r" recover
+  expect_originals "$r" "after recover"
+  cr_check "$r" --clean --loader
+  if [ -L "$r/opt/cudnn/current" ]; then # recover undid the --undo: adopted still
+    expect_exit 0 cudnnctl --root "$r" adopt --undo
+  else # recover finished it
+    expect_exit 2 cudnnctl --root "$r" adopt --undo
+    expect_contains "$ERR" "nothing to undo"
+  fi
+  diff "$E2E_TMP/undo.before" <(tree_snapshot "$r/usr/local/cuda") >/dev/null ||
+    fail "--undo after a crash at $s: the CUDA home differs from the hand copy"
+  expect_no_file "$r/opt/cudnn/current"
+  N=$((N + 1))
+done
+
 # recovery interrupted: crash the command, then crash `recover` itself, then recover again
 recover_twice() { # ID TEMPLATE STEP1 STEP2 OLD NEW WANT_STATE RESULT CMD...
   local id=$1 tpl=$2 s1=$3 s2=$4 old=$5 new=$6 want=$7 res=$8 r h0
