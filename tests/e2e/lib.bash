@@ -268,6 +268,15 @@ sys.stdout.write("".join(r + "\n" for _, r in rows))
 EOF
 }
 
+# snap_tree DIR NAME: tree_snapshot DIR into $E2E_TMP/NAME.before.
+# expect_same_tree DIR NAME MSG: DIR's tree_snapshot now ($E2E_TMP/NAME.after) is the one
+# snap_tree took (cmp), else fail MSG.
+snap_tree() { tree_snapshot "$1" >"$E2E_TMP/$2.before"; }
+expect_same_tree() {
+  tree_snapshot "$1" >"$E2E_TMP/$2.after"
+  cmp -s "$E2E_TMP/$2.before" "$E2E_TMP/$2.after" || fail "$3"
+}
+
 # ---- signed recall lists (docs/COMPAT.md) -------------------------------------------------
 
 # recall_keys NAME...: Ed25519 key pairs made by the openssl CLI, $KEYS/NAME.key (private) and
