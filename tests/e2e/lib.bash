@@ -304,6 +304,12 @@ std_mirror() {
   [ -f "$m/SHA256SUMS" ] || mkmirror "$m" >&2
   echo "$m"
 }
+# std_mirror_args [ARGS...]: M=$(std_mirror) and MIRROR=(--mirror file://$M ARGS...).
+std_mirror_args() {
+  M=$(std_mirror)
+  # shellcheck disable=SC2034 # for the suite
+  MIRROR=(--mirror "file://$M" "$@")
+}
 
 # expect_installed_gated BIN: an installed layout's cudnnctl (a package's, the tarball's) finds
 # its smoke helper in ../libexec/cudnnctl/: an install through it is gated (no GPU: "skipped",
