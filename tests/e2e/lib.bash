@@ -268,6 +268,15 @@ sys.stdout.write("".join(r + "\n" for _, r in rows))
 EOF
 }
 
+# snap_tree DIR NAME: tree_snapshot DIR into $E2E_TMP/NAME.before.
+# expect_same_tree DIR NAME MSG: DIR's tree_snapshot now ($E2E_TMP/NAME.after) is the one
+# snap_tree took (cmp), else fail MSG.
+snap_tree() { tree_snapshot "$1" >"$E2E_TMP/$2.before"; }
+expect_same_tree() {
+  tree_snapshot "$1" >"$E2E_TMP/$2.after"
+  cmp -s "$E2E_TMP/$2.before" "$E2E_TMP/$2.after" || fail "$3"
+}
+
 # ---- signed recall lists (docs/COMPAT.md) -------------------------------------------------
 
 # recall_keys NAME...: Ed25519 key pairs made by the openssl CLI, $KEYS/NAME.key (private) and
@@ -294,6 +303,12 @@ std_mirror() {
   local m=$E2E_TMP/mirror
   [ -f "$m/SHA256SUMS" ] || mkmirror "$m" >&2
   echo "$m"
+}
+# std_mirror_args [ARGS...]: M=$(std_mirror) and MIRROR=(--mirror file://$M ARGS...).
+std_mirror_args() {
+  M=$(std_mirror)
+  # shellcheck disable=SC2034 # for the suite
+  MIRROR=(--mirror "file://$M" "$@")
 }
 
 # expect_installed_gated BIN: an installed layout's cudnnctl (a package's, the tarball's) finds
@@ -331,6 +346,30 @@ mount -t tmpfs tmpfs /usr/local
 EOF
 }
 
+# nginx_conf DIR <<EOF: write DIR/nginx.conf, a foreground nginx (as root: user root) whose
+# pid, logs and temporary files live in DIR, with the lines on stdin at the end of its http block.
+nginx_conf() {
+  {
+    [ "$(id -u)" -ne 0 ] || echo "user root;"
+    cat <<EOF
+daemon off;
+worker_processes 1;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections 128; }
+http {
+    access_log $1/access.log;
+    client_body_temp_path $1/client_body;
+    proxy_temp_path $1/proxy;
+    fastcgi_temp_path $1/fastcgi;
+    uwsgi_temp_path $1/uwsgi;
+    scgi_temp_path $1/scgi;
+EOF
+    cat
+    echo "}"
+  } >"$1/nginx.conf"
+}
+
 # start_nginx DIR [RATE]: serve DIR on 127.0.0.1 at a free port; sets MIRROR_URL
 # (http://127.0.0.1:PORT), NGINX_PID, NGINX_DIR (config, access.log, error.log). RATE is an
 # nginx limit_rate value such as 100k. Call it directly, not in $(...). Skips if no nginx.
@@ -343,21 +382,7 @@ start_nginx() {
   for _ in 1 2 3 4 5; do
     nd=$(mktemp -d "$E2E_TMP/nginx.XXXXXX")
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    {
-      [ "$(id -u)" -ne 0 ] || echo "user root;"
-      cat <<EOF
-daemon off;
-worker_processes 1;
-pid $nd/nginx.pid;
-error_log $nd/error.log warn;
-events { worker_connections 128; }
-http {
-    access_log $nd/access.log;
-    client_body_temp_path $nd/client_body;
-    proxy_temp_path $nd/proxy;
-    fastcgi_temp_path $nd/fastcgi;
-    uwsgi_temp_path $nd/uwsgi;
-    scgi_temp_path $nd/scgi;
+    nginx_conf "$nd" <<EOF
     types { application/json json; application/x-xz xz; }
     default_type application/octet-stream;
     server {
@@ -366,9 +391,7 @@ http {
         autoindex on;
         limit_rate $rate;
     }
-}
 EOF
-    } >"$nd/nginx.conf"
     "$nginx" -p "$nd" -c "$nd/nginx.conf" -e "$nd/error.log" </dev/null >"$nd/stdout" 2>&1 &
     pid=$!
     for i in $(seq 200); do # up to ~10 s

@@ -1,5 +1,5 @@
-# Helpers shared by the issue-14 suites (suites/redteam.bash, suites/protocol.bash).
-# Source after lib.bash and crash_lib.bash.
+# Helpers shared by the issue-14 suites (suites/redteam.bash, suites/protocol.bash) and
+# suites/resources.bash. Source after lib.bash and crash_lib.bash.
 [ -z "${_E2E_REDTEAM_LIB_LOADED:-}" ] || return 0
 _E2E_REDTEAM_LIB_LOADED=1
 
@@ -10,8 +10,25 @@ unshare -m true 2>/dev/null || HAVE_NS=0
 N=0
 export CUDNNCTL CR_MIRROR CRASH_CHECK
 
-# in_ns SCRIPT: bash SCRIPT as root in a private mount namespace (mounts vanish with it)
-in_ns() { unshare -m bash -c "set -euo pipefail; $1"; }
+# rt_start WHY: the start of the issue-14 suites: $CUDNNCTL set, root (WHY: what for), the
+# template roots (cr_templates)
+rt_start() {
+  require_cudnnctl
+  [ "$(id -u)" -eq 0 ] || skip "needs root: $1"
+  cr_templates
+}
+
+# in_ns SCRIPT: bash SCRIPT as root in a private mount namespace (mounts vanish with it);
+# SCRIPT may call ns_tmpfs
+in_ns() { unshare -m bash -c "set -euo pipefail; $(declare -f ns_tmpfs); $1"; }
+
+# ns_tmpfs DIR SIZE (in an in_ns SCRIPT): DIR's content moves onto a tmpfs of SIZE mounted
+# over DIR (a copy of it stays beside it, DIR.copy)
+ns_tmpfs() {
+  cp -a "$1" "$1.copy"
+  mount -t tmpfs -o "size=$2,mode=0755" tmpfs "$1"
+  cp -a "$1.copy/." "$1/"
+}
 
 # bounded SECONDS ARGS...: cudnnctl ARGS under `timeout` (like run: $RC, $OUT, $ERR); a hang
 # is a failure naming the command

@@ -4,8 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_FIXTURES/adopt/handmade.bash"
 require_cudnnctl
-M=$(std_mirror)
-MIRROR=(--mirror "file://$M")
+std_mirror_args
 R8=$(release_dir 8.9.7 12)
 R9=$(release_dir 9.1.0 12)
 

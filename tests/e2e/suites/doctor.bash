@@ -218,14 +218,21 @@ expect_json 'd["data"]["host"]["driver"]["userspace"]' 580.159.04
 expect_json 'd["data"]["host"]["driver"]["module_kind"]' open
 expect_rc 8
 
+# ld_path_torch [--runpath]: a root R with a system cuDNN 8.8.1 in /opt/sys-cudnn/lib and a torch
+# pinned to pip's cuDNN 8.9.2 (DT_RPATH, or DT_RUNPATH with --runpath); doctor --json runs there
+# with LD_LIBRARY_PATH naming the system cuDNN.
+ld_path_torch() {
+  R=$(base_root)
+  mk cudnn "$R" /opt/sys-cudnn/lib 8.8.1
+  mk cudnn "$R" $SITE/nvidia/cudnn/lib 8.9.2 --layout pip
+  mk dist "$R" $SITE nvidia-cudnn-cu12 8.9.2.26
+  mk torch "$R" $SITE 2.3.1 --cudnn-major 8 --pin nvidia-cudnn-cu12==8.9.2.26 "$@"
+  mk ldconfig "$R"
+  run env LD_LIBRARY_PATH=/opt/sys-cudnn/lib "$CUDNNCTL" doctor --json --root "$R"
+}
+
 TEST "F4: LD_LIBRARY_PATH beats a torch that uses DT_RUNPATH"
-R=$(base_root)
-mk cudnn "$R" /opt/sys-cudnn/lib 8.8.1
-mk cudnn "$R" $SITE/nvidia/cudnn/lib 8.9.2 --layout pip
-mk dist "$R" $SITE nvidia-cudnn-cu12 8.9.2.26
-mk torch "$R" $SITE 2.3.1 --cudnn-major 8 --pin nvidia-cudnn-cu12==8.9.2.26 --runpath
-mk ldconfig "$R"
-run env LD_LIBRARY_PATH=/opt/sys-cudnn/lib "$CUDNNCTL" doctor --json --root "$R"
+ld_path_torch --runpath
 expect_finding framework-cudnn-mismatch error
 expect_finding ld-library-path-overrides-framework warning
 expect_json '[c["shim"]["via"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' LD_LIBRARY_PATH
@@ -233,13 +240,7 @@ expect_json '[c["expected"] for c in d["data"]["resolution"] if c["kind"] == "to
 expect_rc 8
 
 TEST "the same torch with DT_RPATH carries its own cuDNN: LD_LIBRARY_PATH changes nothing"
-R=$(base_root)
-mk cudnn "$R" /opt/sys-cudnn/lib 8.8.1
-mk cudnn "$R" $SITE/nvidia/cudnn/lib 8.9.2 --layout pip
-mk dist "$R" $SITE nvidia-cudnn-cu12 8.9.2.26
-mk torch "$R" $SITE 2.3.1 --cudnn-major 8 --pin nvidia-cudnn-cu12==8.9.2.26
-mk ldconfig "$R"
-run env LD_LIBRARY_PATH=/opt/sys-cudnn/lib "$CUDNNCTL" doctor --json --root "$R"
+ld_path_torch
 expect_finding framework-own-cudnn info
 expect_no_finding framework-cudnn-mismatch
 expect_json '[c["own_cudnn"] for c in d["data"]["resolution"] if c["kind"] == "torch"][0]' true

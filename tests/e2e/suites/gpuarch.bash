@@ -101,6 +101,15 @@ archive_fetched() {
   tail -n +"$(($1 + 1))" "$NGINX_LOG" | grep -q 'cudnn-linux-x86_64-9.14.0.64_cuda12-archive.tar.xz' ||
     fail "the archive was not downloaded (the late path was not taken)"
 }
+# late_install CODE OPTION...: `gi "$R" r914 OPTION... install 9.14.0 --no-smoke` exits CODE, and
+# nginx served the 9.14 archive during it (archive_fetched).
+late_install() {
+  local code=$1 n
+  shift
+  n=$(wc -l <"$NGINX_LOG")
+  expect_exit "$code" gi "$R" r914 "$@" install 9.14.0 --no-smoke
+  archive_fetched "$n"
+}
 
 TEST "slow inventory, unsupported GPU: exit 7 after the download, same message, nothing left"
 # A root with 9.10.2 installed (its archive kept in the cache): the refused 9.14 must leave
@@ -111,9 +120,7 @@ expect_exit 0 gi "$R" r9102 --json install 9.10.2 --no-smoke
 expect_eq "$(ls "$R/var/cache/cudnnctl" | wc -l)" 1 "files in the cache after 9.10.2"
 gpus 'cc=6.0\nname.0=Tesla P100-PCIE-16GB\ninitms=1500\n'
 tree_snapshot "$R" >"$E2E_TMP/before.snap"
-n=$(wc -l <"$NGINX_LOG")
-expect_exit 7 gi "$R" r914 --json install 9.14.0 --no-smoke
-archive_fetched "$n"
+late_install 7 --json
 expect_json 'd["error"]["code"]' requirement
 expect_error "GPU 0 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64 for CUDA 12 has no device code for compute capability 6.0 (it supports 7.5 to 12.0); use cuDNN 9.10.2 for CUDA 12 (the newest release with device code for 6.0) (--force installs it anyway)"
 expect_check gpu-arch failed
@@ -125,9 +132,7 @@ diff <(grep -v '^var/lib/cudnnctl/lock ' "$E2E_TMP/before.snap") \
   <(grep -v '^var/lib/cudnnctl/lock ' "$E2E_TMP/after.snap") >&2 || fail "the late refusal changed $R"
 # A bare root: no entry, no history, no cache directory afterwards.
 R=$(new_root)
-n=$(wc -l <"$NGINX_LOG")
-expect_exit 7 gi "$R" r914 -v install 9.14.0 --no-smoke
-archive_fetched "$n"
+late_install 7 -v
 expect_contains "$ERR" "GPU check finished during the download: GPU 0 (Tesla P100-PCIE-16GB, sm 6.0)"
 expect_contains "$ERR" "GPU 0 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64 for CUDA 12 has no device code"
 expect_no_file "$R/var/cache/cudnnctl"
@@ -139,9 +144,7 @@ TEST "slow inventory, supported GPU: installed; -vv joins the GPU check after th
 # ctxlog: the fake driver logs every primary context made and destroyed, in any process.
 gpus "cc=9.0\ninitms=1500\nctxlog=$E2E_TMP/contexts\n"
 R=$(new_root)
-n=$(wc -l <"$NGINX_LOG")
-expect_exit 0 gi "$R" r914 -vv install 9.14.0 --no-smoke
-archive_fetched "$n"
+late_install 0 -vv
 expect_contains "$ERR" "GPU check finished during the download: cuDNN 9.14.0.64 for CUDA 12 has device code for every visible GPU (GPU 0 sm 9.0)"
 # One GPU child for the inventory and the runtime probe: GPU 0's context made once, never
 # twice (an inventory child's, then a probe child's).
@@ -155,9 +158,7 @@ expect_json 'd["active"]["version"]' 9.14.0.64
 TEST "slow inventory, unsupported GPU, --force: installed with the warning"
 gpus 'devices=2\ncc.0=9.0\ncc.1=6.0\nname.1=Tesla P100-PCIE-16GB\ninitms=1500\n'
 R=$(new_root)
-n=$(wc -l <"$NGINX_LOG")
-expect_exit 0 gi "$R" r914 --json --force install 9.14.0 --no-smoke
-archive_fetched "$n"
+late_install 0 --json --force
 expect_check compatibility warning
 expect_check gpu-arch failed
 expect_json 'any(w.startswith("--force: GPU 1 (Tesla P100-PCIE-16GB, sm 6.0): cuDNN 9.14.0.64") for w in d["warnings"])' true

@@ -54,12 +54,11 @@ for bad in 'cuda_homes = ["usr/local/cuda-12.8"]|is not an absolute path' \
   'cuda_homes = "/usr/local/cuda-12.8"|must be a non-empty array' \
   'cuda_homes = []|must be a non-empty array'; do
   config "$R" "# homes" "${bad%%|*}"
-  tree_snapshot "$R" >"$E2E_TMP/root.cfg"
+  snap_tree "$R" root.cfg
   expect_exit 2 c --cuda 13 install 9.27.0 --no-smoke --json
   expect_error "$R/etc/cudnnctl/config.toml:2: cuda_homes"
   expect_error "${bad##*|}"
-  tree_snapshot "$R" >"$E2E_TMP/root.after"
-  cmp -s "$E2E_TMP/root.cfg" "$E2E_TMP/root.after" || fail "a refused config changed the root (${bad%%|*})"
+  expect_same_tree "$R" root.cfg "a refused config changed the root (${bad%%|*})"
 done
 config "$R" "$HOMES"
 
@@ -125,14 +124,13 @@ cmp -s "$E2E_TMP/h13.before" "$E2E_TMP/h13.after" || fail "cuda-13.0's link text
 cmp -s "$E2E_TMP/h13ls.before" "$E2E_TMP/h13ls.after" || fail "cuda-13.0's listing changed"
 
 TEST "--dry-run names each home's link changes and changes nothing"
-tree_snapshot "$R" >"$E2E_TMP/root.before"
+snap_tree "$R" root
 expect_exit 0 c --cuda 12 --dry-run use 9.27.0 --alongside --json
 expect_json 'any(a.startswith("CUDA home /usr/local/cuda-12.8 (CUDA 12): '"$E2712, $E8"': ") and not a.endswith(": 0 link(s) made or repointed, 0 removed") for a in d["actions"])' true
 expect_json 'any(a == "CUDA home /usr/local/cuda-13.0 (CUDA 13): '"$E13"': 0 link(s) made or repointed, 0 removed" for a in d["actions"])' true
 expect_exit 0 c -v --cuda 12 --dry-run use 9.27.0 --alongside
 expect_contains "$OUT" "cuda-12.8/lib64/libcudnn.so.9 -> ../../../../opt/cudnn/store/$E2712/lib/libcudnn.so.9"
-tree_snapshot "$R" >"$E2E_TMP/root.after"
-cmp -s "$E2E_TMP/root.before" "$E2E_TMP/root.after" || fail "--dry-run changed the root"
+expect_same_tree "$R" root "--dry-run changed the root"
 
 TEST "a home whose CUDA major is unknown: a warning naming it, no links there"
 mkhome "$R" cuda-x ""

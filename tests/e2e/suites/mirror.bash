@@ -93,23 +93,10 @@ mkdir -p "$nd"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -e "s|listen 80;|listen 127.0.0.1:$port;|" -e '/listen \[::\]:80;/d' \
   -e "s|root /srv/cudnn-mirror;|root $D;|" "$REPO/scripts/nginx-mirror.conf" >"$nd/site.conf"
-{
-  [ "$(id -u)" -ne 0 ] || echo "user root;"
-  cat <<EOF
-daemon off;
-worker_processes 1;
-pid $nd/nginx.pid;
-error_log $nd/error.log warn;
-events { worker_connections 64; }
-http {
+nginx_conf "$nd" <<EOF
     include /etc/nginx/mime.types;
-    access_log $nd/access.log;
-    client_body_temp_path $nd/cb; proxy_temp_path $nd/p; fastcgi_temp_path $nd/f;
-    uwsgi_temp_path $nd/u; scgi_temp_path $nd/s;
     include $nd/site.conf;
-}
 EOF
-} >"$nd/nginx.conf"
 expect_exit 0 "$nginx_bin" -t -p "$nd" -c "$nd/nginx.conf" -e "$nd/error.log"
 "$nginx_bin" -p "$nd" -c "$nd/nginx.conf" -e "$nd/error.log" </dev/null >"$nd/stdout" 2>&1 &
 _E2E_NGINX_PIDS+=("$!")

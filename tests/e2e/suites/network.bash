@@ -63,6 +63,21 @@ bad_case() {
   expect_eq "$(cache_ls "$R")" "$cache" "cache after $name"
   N=$((N + 1))
 }
+# refetch [REGEX]: the install on $R from the good mirror succeeds (the fault server's log
+# emptied first; afterwards it has a line matching REGEX, if given); the invariant holds.
+refetch() {
+  : >"$FS_LOG"
+  expect_exit 0 inst "$R" "$U/"
+  [ $# -eq 0 ] || fs_log_has "$1"
+  cr_check "$R" --allowed 1 --clean --loader
+}
+# damaged_cache NAME SOURCE BYTES: a new root R whose download cache holds NAME, the first
+# BYTES bytes of SOURCE.
+damaged_cache() {
+  R=$(new_root)
+  mkdir -p "$R/var/cache/cudnnctl"
+  head -c "$3" "$2" >"$R/var/cache/cudnnctl/$1"
+}
 A=cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz
 T=$'\t'
 
@@ -74,10 +89,7 @@ bad_case "cut after 150000 bytes every time: exit 3, the partial kept" 3 "$SHA.p
 fs_log_has "bytes=300000-${T}206"
 expect_eq "$(stat -c %s "$R/var/cache/cudnnctl/$SHA.partial")" 450000 "partial size"
 TEST "network: the next run resumes the partial from another mirror"
-: >"$FS_LOG"
-expect_exit 0 inst "$R" "$U/"
-fs_log_has "^GET${T}/$A${T}bytes=450000-${T}206${T}$((SIZE - 450000))\$"
-cr_check "$R" --allowed 1 --clean --loader
+refetch "^GET${T}/$A${T}bytes=450000-${T}206${T}$((SIZE - 450000))\$"
 expect_eq "$(cache_ls "$R")" "$SHA.tar.xz " "cache after the resume"
 N=$((N + 1))
 
@@ -118,44 +130,27 @@ bad_case "connection refused on every mirror: exit 3" 3 "" "$DEAD/"
 export CUDNNCTL_TEST_LOW_SPEED_TIME=1
 bad_case "stalled mirror: abandoned by the low-speed limit, exit 3, partial kept" 3 "$SHA.partial " "$U/fault/stall=8/"
 TEST "network: after a stall the next run resumes the partial"
-: >"$FS_LOG"
-expect_exit 0 inst "$R" "$U/"
-fs_log_has "^GET${T}/$A${T}bytes=[1-9][0-9]*-${T}206"
-cr_check "$R" --allowed 1 --clean --loader
+refetch "^GET${T}/$A${T}bytes=[1-9][0-9]*-${T}206"
 N=$((N + 1))
 ok_case "stalled first mirror, the second is good" "$U/fault/stall=8/" "$U/"
 unset CUDNNCTL_TEST_LOW_SPEED_TIME
 
 # damaged cache files: never trusted
 TEST "network: a cached archive of zeros (renamed without fsync, then power loss) is re-fetched"
-R=$(new_root)
-mkdir -p "$R/var/cache/cudnnctl"
-head -c "$SIZE" /dev/zero >"$R/var/cache/cudnnctl/$SHA.tar.xz"
-: >"$FS_LOG"
-expect_exit 0 inst "$R" "$U/"
-fs_log_has "^GET${T}/$A${T}-${T}200${T}$SIZE\$"
-cr_check "$R" --allowed 1 --clean --loader
+damaged_cache "$SHA.tar.xz" /dev/zero "$SIZE"
+refetch "^GET${T}/$A${T}-${T}200${T}$SIZE\$"
 expect_eq "$(sha256sum <"$R/var/cache/cudnnctl/$SHA.tar.xz" | cut -d' ' -f1)" "$SHA" "cached archive"
 N=$((N + 1))
 
 TEST "network: a stale partial of garbage is resumed, fails verification, is fetched again from zero"
-R=$(new_root)
-mkdir -p "$R/var/cache/cudnnctl"
-head -c 100000 /dev/urandom >"$R/var/cache/cudnnctl/$SHA.partial"
-: >"$FS_LOG"
-expect_exit 0 inst "$R" "$U/"
-fs_log_has "^GET${T}/$A${T}-${T}200${T}$SIZE\$"
-cr_check "$R" --allowed 1 --clean --loader
+damaged_cache "$SHA.partial" /dev/urandom 100000
+refetch "^GET${T}/$A${T}-${T}200${T}$SIZE\$"
 expect_eq "$(cache_ls "$R")" "$SHA.tar.xz " "cache"
 N=$((N + 1))
 
 TEST "network: a partial longer than the archive is discarded and fetched again"
-R=$(new_root)
-mkdir -p "$R/var/cache/cudnnctl"
-head -c $((SIZE + 5000)) /dev/urandom >"$R/var/cache/cudnnctl/$SHA.partial"
-: >"$FS_LOG"
-expect_exit 0 inst "$R" "$U/"
-cr_check "$R" --allowed 1 --clean --loader
+damaged_cache "$SHA.partial" /dev/urandom $((SIZE + 5000))
+refetch
 expect_eq "$(cache_ls "$R")" "$SHA.tar.xz " "cache"
 N=$((N + 1))
 

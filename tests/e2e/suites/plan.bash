@@ -5,8 +5,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_FIXTURES/adopt/handmade.bash"
 require_cudnnctl
-M=$(std_mirror)
-MIRROR=(--mirror "file://$M")
+std_mirror_args
 R9=$(release_dir 9.1.0 12)
 command -v script >/dev/null || skip "script(1) is needed for the pty checks"
 

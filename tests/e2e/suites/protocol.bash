@@ -6,11 +6,8 @@
 # docs/RELIABILITY.md. One case: RT_ONLY=b4-use bash tests/e2e/run protocol
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_DIR/crash_lib.bash"
-require_cudnnctl
-[ "$(id -u)" -eq 0 ] || skip "needs root: other owners, flock as another process, private mounts"
-cr_templates
-
 source "$E2E_DIR/redteam_lib.bash"
+rt_start "other owners, flock as another process, private mounts"
 
 # ---- B1 ------------------------------------------------------------------------------------
 c_b1() {

@@ -6,11 +6,8 @@
 # `unshare -m`; nothing is written outside the temporary roots. docs/RELIABILITY.md.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_DIR/crash_lib.bash"
-require_cudnnctl
-[ "$(id -u)" -eq 0 ] || skip "needs root: other owners (chown, setpriv) and private mounts"
-cr_templates
-
 source "$E2E_DIR/redteam_lib.bash"
+rt_start "other owners (chown, setpriv) and private mounts"
 REL=cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz
 
 # ---- archives whose bytes match the manifest (B5, B7, B17) ----------------------------------
@@ -402,9 +399,7 @@ c_b21_adopt() {
   cp -P "$E2E_TMP"/b21rel/lib/libcudnn*.so* "$R/usr/local/cuda/lib64/"
   export R
   in_ns '
-    cp -a "$R" "$R.copy"
-    mount -t tmpfs -o size=16m,mode=0755 tmpfs "$R"
-    cp -a "$R.copy/." "$R/"
+    ns_tmpfs "$R" 16m
     rc=0
     "$CUDNNCTL" --root "$R" adopt >"$R.out" 2>"$R.err" || rc=$?
     echo $rc >"$R.rc"

@@ -25,6 +25,18 @@ repinned_root() {
 }
 # installed_sums ROOT: sha256 of every file the active entry holds, by path.
 installed_sums() { (cd "$1/opt/cudnn/current/" && find -L . -type f ! -name '.cudnnctl-entry.json' -exec sha256sum {} + | sort -k2); }
+# install_xz ROOT VERSION REASON...: install VERSION on ROOT from $MIRROR_URL with --require-pin
+# (exit 0, --json): NVIDIA's xz, not the repack, with each REASON (a python expression, e.g.
+# '"sha256"') in the form's reason.
+install_xz() {
+  local r=$1 v=$2 reason
+  shift 2
+  expect_exit 0 cudnnctl --root "$r" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install "$v"
+  expect_json 'd["data"]["archive"]["form"]' xz
+  for reason in "$@"; do
+    expect_json "$reason in d[\"data\"][\"archive\"][\"form_reason\"]" true
+  done
+}
 # copy_site NAME: a copy of the site mirror to tamper with, served by its own nginx ($MIRROR_URL).
 copy_site() {
   cp -a "$D" "$E2E_TMP/$1"
@@ -142,9 +154,7 @@ copy_site sidecar-changed
 sed -i 's/"zstd_level":3/"zstd_level":4/' "$E2E_TMP/sidecar-changed/$SC"
 cmp -s "$D/$SC" "$E2E_TMP/sidecar-changed/$SC" && fail "the sidecar did not change"
 R3=$(host_root "$D/cudnnctl-pins.sha256")
-expect_exit 0 cudnnctl --root "$R3" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"the site pin" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R3" 9.1.0 '"the site pin"'
 expect_json 'any("instead of the mirror" in w and "site pin" in w for w in d["warnings"])' true
 grep -qF "GET /$Z91 " "$NGINX_DIR/access.log" && fail "the repack was downloaded behind a bad sidecar"
 expect_eq "$(installed_sums "$R3")" "$(installed_sums "$R2")"
@@ -154,10 +164,7 @@ copy_site bytes-changed
 size=$(stat -c %s "$E2E_TMP/bytes-changed/$Z91")
 flip_byte "$E2E_TMP/bytes-changed/$Z91" $((size / 2))
 R4=$(host_root "$D/cudnnctl-pins.sha256")
-expect_exit 0 cudnnctl --root "$R4" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"the repack was refused" in d["data"]["archive"]["form_reason"]' true
-expect_json '"sha256" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R4" 9.1.0 '"the repack was refused"' '"sha256"'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(find "$R4/var/cache/cudnnctl" -name '*.tar.zst' | wc -l)" 0 "bad repack cached"
 expect_file "$R4/var/cache/cudnnctl/$SHA91.tar.xz"
@@ -175,10 +182,7 @@ lines[i] = re.sub(r'"sha256":"[0-9a-f]{64}"', '"sha256":"' + "0" * 64 + '"', lin
 open(p, "w").write("\n".join(lines))
 PY
 R5=$(repinned_root "$E2E_TMP/sidecar-lies/$SC")
-expect_exit 0 cudnnctl --root "$R5" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"differs from its sidecar" in d["data"]["archive"]["form_reason"]' true
-expect_json '"libcudnn.so.9." in d["data"]["archive"]["form_reason"]' true
+install_xz "$R5" 9.1.0 '"differs from its sidecar"' '"libcudnn.so.9."'
 grep -F "GET /$Z91 " "$NGINX_DIR/access.log" | grep -q '" 200 ' || fail "the repack was not tried"
 expect_eq "$(installed_sums "$R5")" "$(installed_sums "$R2")"
 expect_eq "$(find "$R5/opt/cudnn/store" -maxdepth 1 -name '.staging-*' | wc -l)" 0 "staging left"
@@ -200,10 +204,7 @@ s["repack"]["chunks"][-1] = "0" * 64  # the whole sha256 stays right: the chunks
 open(p, "w").write(json.dumps(s))
 PY
 R7=$(repinned_root "$E2E_TMP/chunk-lies/$SC")
-expect_exit 0 cudnnctl --root "$R7" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"sha256 mismatch" in d["data"]["archive"]["form_reason"]' true
-expect_json '"expected " + "0" * 64 in d["data"]["archive"]["form_reason"]' true
+install_xz "$R7" 9.1.0 '"sha256 mismatch"' '"expected " + "0" * 64'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(find "$R7/var/cache/cudnnctl" -name '*.tar.zst' | wc -l)" 0 "repack cached"
 expect_eq "$(installed_sums "$R7")" "$(installed_sums "$R2")"
@@ -252,9 +253,7 @@ s["repack"]["chunks"] = [hashlib.sha256(b[i:i + (1 << 20)]).hexdigest() for i in
 open(p, "w").write(json.dumps(s))
 PY
 R6=$(repinned_root "$H/$SC")
-expect_exit 0 cudnnctl --root "$R6" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"unsafe archive entry" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R6" 9.1.0 '"unsafe archive entry"'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(find "$E2E_TMP" -name escaped-by-repack | wc -l)" 0 "a hostile entry was written"
 expect_eq "$(installed_sums "$R6")" "$(installed_sums "$R2")"
@@ -263,16 +262,12 @@ TEST "a pinned sidecar the mirror lacks, a sidecar whose repack is gone: warning
 copy_site no-sidecar
 rm "$E2E_TMP/no-sidecar/$SC"
 R7=$(host_root "$D/cudnnctl-pins.sha256")
-expect_exit 0 cudnnctl --root "$R7" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"no usable repack sidecar" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R7" 9.1.0 '"no usable repack sidecar"'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 copy_site no-repack
 rm "$E2E_TMP/no-repack/$Z91"
 R8=$(host_root "$D/cudnnctl-pins.sha256")
-expect_exit 0 cudnnctl --root "$R8" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.1.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"the repack was refused" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R8" 9.1.0 '"the repack was refused"'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(installed_sums "$R8")" "$(installed_sums "$R2")"
 
@@ -329,9 +324,7 @@ open(p, "w").write(json.dumps(s))
 PY
 start_nginx "$E2E_TMP/psite-lies"
 R10=$(repinned_root "$E2E_TMP/psite-lies/$PSC" "$PSC" "$E2E_TMP/psite/cudnnctl-pins.sha256")
-expect_exit 0 cudnnctl --root "$R10" --mirror "$MIRROR_URL" --require-pin --cuda 12 --json install 9.11.0
-expect_json 'd["data"]["archive"]["form"]' xz
-expect_json '"'"$BIG"' differs from its sidecar: bytes 1048576 to 2097152 have sha256" in d["data"]["archive"]["form_reason"]' true
+install_xz "$R10" 9.11.0 '"'"$BIG"' differs from its sidecar: bytes 1048576 to 2097152 have sha256"'
 expect_json 'any("instead of the mirror" in w for w in d["warnings"])' true
 expect_eq "$(installed_sums "$R10")" "$(installed_sums "$R9")"
 

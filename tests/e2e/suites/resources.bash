@@ -8,11 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 source "$E2E_DIR/crash_lib.bash"
 require_cudnnctl
 cr_templates
-
-N=0
-E91=9.1.0.70-cuda12-linux-x86_64
-HAVE_NS=1
-[ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null || HAVE_NS=0
+source "$E2E_DIR/redteam_lib.bash" # N, E91, HAVE_NS (unshare -m works), in_ns, ns_tmpfs
+[ "$(id -u)" -eq 0 ] || HAVE_NS=0
 
 # A release that inflates a lot: 8 libraries with 400 KB of zero padding each (~3.3 MB
 # extracted from a ~25 KB archive). The free-space check before extraction (2 x archive)
@@ -27,9 +24,6 @@ fat() { # ROOT ARGS...: install 9.31.0 from the fat mirror
 }
 export CUDNNCTL FAT CR_MIRROR CRASH_CHECK
 
-# in_ns SCRIPT: run bash SCRIPT as root in a private mount namespace (mounts vanish with it)
-in_ns() { unshare -m bash -c "set -euo pipefail; $1"; }
-
 # ---- disk full ------------------------------------------------------------------------------
 if [ "$HAVE_NS" = 1 ]; then
   TEST "disk full during extraction (1 MiB tmpfs as the prefix): exit 1, nothing activated, staging removed; with space, it installs"
@@ -38,9 +32,7 @@ if [ "$HAVE_NS" = 1 ]; then
   # the prefix moves onto a 1 MiB tmpfs (its current content copied in), inside the namespace
   export R
   in_ns '
-    cp -a "$R/opt/cudnn" "$R/opt/cudnn.real"
-    mount -t tmpfs -o size=1m,mode=0755 tmpfs "$R/opt/cudnn"
-    cp -a "$R/opt/cudnn.real/." "$R/opt/cudnn/"
+    ns_tmpfs "$R/opt/cudnn" 1m
     rc=0
     "$CUDNNCTL" --root "$R" --mirror "file://$FAT" --cuda 12 --platform linux-x86_64 install 9.31.0 \
       >"$R/.out1" 2>"$R/.err1" || rc=$?

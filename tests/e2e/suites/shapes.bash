@@ -41,6 +41,11 @@ first_provider() { ldconfig -r "$1" -p | awk -v s="$2" '$1 == s && /x86-64/ { pr
 
 # usr_snapshot ROOT: /usr and the store, for "ldconfig changed nothing".
 usr_snapshot() { tree_snapshot "$1/usr" && { [ ! -d "$1/opt" ] || tree_snapshot "$1/opt"; }; }
+# expect_adopt_advice FILE TEXT: FILE (the output) contains TEXT, and advises `cudnnctl adopt`.
+expect_adopt_advice() {
+  expect_contains "$1" "$2"
+  expect_contains "$1" "cudnnctl adopt"
+}
 
 # header_reads ROOT HEADER X.Y.Z: `grep CUDNN_MAJOR -A 2 HEADER` reads X, Y, Z.
 header_reads() {
@@ -262,8 +267,7 @@ expect_exit 0 cudnnctl --root "$R" "${MIRROR[@]}" install 9.1.0
 cp "$R9/lib/libcudnn_graph.so.9.1.0" "$R/usr/local/cuda/lib64/libcudnn_extra.so.9" # a new hand copy
 usr_snapshot "$R" >"$E2E_TMP/flip.before"
 expect_exit 4 cudnnctl --root "$R" rollback
-expect_contains "$ERR" "/usr/local/cuda/lib64 holds cuDNN files cudnnctl does not manage (libcudnn_extra.so.9)"
-expect_contains "$ERR" "cudnnctl adopt"
+expect_adopt_advice "$ERR" "/usr/local/cuda/lib64 holds cuDNN files cudnnctl does not manage (libcudnn_extra.so.9)"
 expect_exit 0 cudnnctl --root "$R" status --json
 expect_json 'd["active"]["version"]' 9.1.0.70
 diff "$E2E_TMP/flip.before" <(usr_snapshot "$R") >/dev/null || fail "a refused switch changed /usr or the store"
@@ -339,8 +343,7 @@ R=$(new_root)
 plain_home "$R" cp
 usr_snapshot "$R" >"$E2E_TMP/st.before"
 expect_exit 0 cudnnctl --root "$R" status
-expect_contains "$OUT" "unmanaged: cuDNN 8.9.7 in /usr/local/cuda"
-expect_contains "$OUT" "cudnnctl adopt"
+expect_adopt_advice "$OUT" "unmanaged: cuDNN 8.9.7 in /usr/local/cuda"
 expect_exit 0 cudnnctl --root "$R" status --json
 expect_json 'd["data"]["unmanaged"]["version"]' 8.9.7
 expect_json 'd["data"]["unmanaged"]["cuda_home"]' /usr/local/cuda

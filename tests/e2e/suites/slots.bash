@@ -62,12 +62,11 @@ expect_file "$L/libcudnn_ops_infer.so.8"
 
 TEST "a plain install into a slot active alongside is refused (exit 2), nothing changed"
 snap "$E8" 8-cuda12 >"$E2E_TMP/s8.before"
-tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/prefix.before"
+snap_tree "$R/opt/cudnn" prefix
 expect_exit 2 c --cuda 12 install 8.9.6.50 --no-smoke --json
 expect_error "belongs to slot 8-cuda12"
 expect_error "--alongside"
-tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/prefix.after"
-cmp -s "$E2E_TMP/prefix.before" "$E2E_TMP/prefix.after" || fail "the refused install changed the prefix"
+expect_same_tree "$R/opt/cudnn" prefix "the refused install changed the prefix"
 
 TEST "--alongside into the primary slot replaces its version (a warning says so)"
 expect_exit 0 c --cuda 13 install 9.27.0 --alongside --no-smoke --json
@@ -106,15 +105,14 @@ snap "$E8" 8-cuda12 >"$E2E_TMP/s8.after"
 cmp -s "$E2E_TMP/s8.before" "$E2E_TMP/s8.after" || fail "slot 8-cuda12 changed"
 
 TEST "rollback --slot: bad names and slots that are not active are exit 2, nothing changed"
-tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/prefix.before"
+snap_tree "$R/opt/cudnn" prefix
 expect_exit 2 c rollback --slot bogus --json
 expect_error "not a slot name"
 expect_exit 2 c rollback --slot 7-cuda11 --json
 expect_error "no such active slot"
 expect_exit 2 c rollback --slot 8-cuda12 --to 4 --json
 expect_error "does not exist in slot 8-cuda12"
-tree_snapshot "$R/opt/cudnn" >"$E2E_TMP/prefix.after"
-cmp -s "$E2E_TMP/prefix.before" "$E2E_TMP/prefix.after" || fail "a refused rollback changed the prefix"
+expect_same_tree "$R/opt/cudnn" prefix "a refused rollback changed the prefix"
 
 TEST "remove refuses a version active in a non-primary slot (exit 2)"
 expect_exit 2 c remove 8.9.7 --json

@@ -46,6 +46,11 @@ add_gen() {
   printf '{"generation": %s, "entry": "%s", "parent": %s, "created": "x", "command": "install"}\n' \
     "$2" "$3" "$4" >"$1/opt/cudnn/generations/$2.json"
 }
+# add_gen2: 8.9.7's store entry and generation 2 (parent 1) on $R, current unchanged
+add_gen2() {
+  add_entry "$R" $E897
+  add_gen "$R" 2 $E897 1
+}
 recover_ok() {
   expect_exit 0 cudnnctl --root "$R" recover
   cr_check "$R" --clean --loader "$@"
@@ -72,31 +77,27 @@ recover_ok --allowed 1 --record="-1:undone-by-recover:install:1"
 expect_no_file "$R/opt/cudnn/store/$E897"
 
 fixture "generation-created: generation 2 exists, current still 1" one
-add_entry "$R" $E897
-add_gen "$R" 2 $E897 1
+add_gen2
 journal "$R" phase='"generation-created"' entry_created=true to_generation=2 generation_created=true
 recover_ok --allowed 1 --record="-1:undone-by-recover:install:1:2"
 expect_no_file "$R/opt/cudnn/generations/2"
 expect_no_file "$R/opt/cudnn/generations/2.json"
 
 fixture "switching, current still old" one
-add_entry "$R" $E897
-add_gen "$R" 2 $E897 1
+add_gen2
 journal "$R" phase='"switching"' entry_created=true to_generation=2 generation_created=true
 recover_ok --allowed 1 --record="-1:undone-by-recover:install:1:2"
 
 for ph in switching switched integrated; do
   fixture "$ph, current already new, drop-in still old" one
-  add_entry "$R" $E897
-  add_gen "$R" 2 $E897 1
+  add_gen2
   ln -sfn generations/2 "$R/opt/cudnn/current"
   journal "$R" phase="\"$ph\"" entry_created=true to_generation=2 generation_created=true
   recover_ok --allowed 2 --history-count $((H0 + 1)) --record="-1:completed-by-recover:install:1:2"
 done
 
 fixture "reverting, current still new" one
-add_entry "$R" $E897
-add_gen "$R" 2 $E897 1
+add_gen2
 ln -sfn generations/2 "$R/opt/cudnn/current"
 journal "$R" phase='"reverting"' entry_created=true to_generation=2 generation_created=true
 recover_ok --allowed 1 --record="-1:rolled-back:install:1:2"

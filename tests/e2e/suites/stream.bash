@@ -197,11 +197,17 @@ for case in dotdot symlink-escape; do
   stop_nginx "$NGINX_PID"
 done
 
+# install_components ROOT LIST EXPECTED SUFFIX: install 9.14.0 --components LIST on ROOT (R);
+# the JSON names the set EXPECTED; E is its store entry, $ENTRY-SUFFIX.
+install_components() {
+  R=$1
+  expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components "$2" --no-smoke
+  expect_json 'd["data"]["components"]' "$3"
+  E=$R/opt/cudnn/store/$ENTRY-$4
+}
+
 TEST "--components runtime: no headers, no static libraries; verify checks what is there"
-R=$(new_root)
-expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components runtime --no-smoke
-expect_json 'd["data"]["components"]' '["runtime"]'
-E=$R/opt/cudnn/store/$ENTRY-runtime
+install_components "$(new_root)" runtime '["runtime"]' runtime
 expect_dir "$E/lib"
 expect_no_file "$E/include"
 [ -z "$(find "$E" -name '*.a')" ] || fail "static libraries installed: $(find "$E" -name '*.a')"
@@ -214,10 +220,7 @@ expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components runtime 
 expect_json 'd["changed"]' false
 
 TEST "--components runtime,headers,static: the static libraries too"
-expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components static,headers,runtime \
-  --no-smoke
-expect_json 'd["data"]["components"]' '["headers", "runtime", "static"]'
-E=$R/opt/cudnn/store/$ENTRY-headers+runtime+static
+install_components "$R" static,headers,runtime '["headers", "runtime", "static"]' headers+runtime+static
 expect_file "$E/lib/libcudnn_ops_static_v9.a"
 expect_file "$E/include/cudnn_version.h"
 expect_exit 0 c "$R" verify
@@ -226,10 +229,7 @@ expect_no_file "$REF/opt/cudnn/store/$ENTRY/lib/libcudnn_ops_static_v9.a"
 expect_file "$REF/opt/cudnn/store/$ENTRY/include/cudnn_version.h"
 
 TEST "--components static: the static libraries alone"
-R=$(new_root)
-expect_exit 0 c "$R" --mirror "$URL" --json install 9.14.0 --components static --no-smoke
-expect_json 'd["data"]["components"]' '["static"]'
-E=$R/opt/cudnn/store/$ENTRY-static
+install_components "$(new_root)" static '["static"]' static
 expect_file "$E/lib/libcudnn_ops_static_v9.a"
 expect_no_file "$E/include"
 [ -z "$(find "$E" -name '*.so*')" ] || fail "shared libraries installed: $(find "$E" -name '*.so*')"
