@@ -192,18 +192,29 @@ Status check_replaceable(const Context& ctx, const AdoptPlan& plan) {
 // anything is replaced, the originals are in a tarball that does not depend on the store).
 Status back_up(Context& ctx, const AdoptPlan& plan, const fs::path& backup) {
   const auto& layout = ctx.layout();
+  const bool had_backups = util::exists_nofollow(layout.backups_dir());
   TRY(util::make_dirs(layout.backups_dir(), 0755));
   TRY(util::make_dirs(layout.store_dir()));
-  TRY(sweep_backups(ctx));
-  TRY(check_space(ctx, plan));
-  TRY(check_replaceable(ctx, plan));
-  for (const auto& c : plan.files) {
-    fs::path d = layout.host(c.found.path.parent_path());
-    if (::access(d.c_str(), W_OK) != 0) {
-      return fail_errno("cannot replace the originals in " + c.found.path.parent_path().string() +
-                            " by links (nothing was changed)",
-                        errno);
+  auto checks = [&]() -> Status {
+    TRY(sweep_backups(ctx));
+    TRY(check_space(ctx, plan));
+    TRY(check_replaceable(ctx, plan));
+    for (const auto& c : plan.files) {
+      fs::path d = layout.host(c.found.path.parent_path());
+      if (::access(d.c_str(), W_OK) != 0) {
+        return fail_errno("cannot replace the originals in " + c.found.path.parent_path().string() +
+                              " by links (nothing was changed)",
+                          errno);
+      }
     }
+    return {};
+  };
+  if (auto ok = checks(); !ok) {
+    if (!had_backups) { // "nothing was changed": not even an empty backups/ stays
+      std::error_code ec;
+      fs::remove(layout.backups_dir(), ec);
+    }
+    return ok;
   }
   TRY(store::write_backup(backup, adopt_backup_meta(ctx, plan), archive::default_compression()));
   ctx.action("backed up " + std::to_string(plan.files.size()) + " files to " + backup.string());

@@ -8,6 +8,7 @@
 #include "release/resolve.hpp"
 #include "store/user_dirs.hpp"
 #include "util/fs.hpp"
+#include "util/state_file.hpp"
 
 #include <unistd.h>
 
@@ -131,6 +132,9 @@ Result<txn::Lock> lock(Context& ctx) {
     ctx.info(d);
   }
   TRY(check_loader_owner(ctx));
+  // Every transaction ends by appending to the history: a history that cannot be written
+  // (issue 14, B13: a FIFO there) is said before anything is downloaded or changed.
+  TRY(util::check_state_file(ctx.layout().history_file()));
   return held;
 }
 

@@ -38,6 +38,14 @@ std::unexpected<Error> not_regular(const fs::path& path, mode_t mode) {
 
 } // namespace
 
+Status check_state_file(const fs::path& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return not_regular(path, st.st_mode);
+  }
+  return {};
+}
+
 Result<Fd> open_state_file(const fs::path& path, int flags, mode_t mode) {
   int fd;
   do {

@@ -21,6 +21,10 @@ namespace cudnnctl::util {
 // (reported the same way). O_NONBLOCK is cleared again on the returned descriptor. Other
 // errors (ENOENT included) as for open_fd().
 [[nodiscard]] Result<Fd> open_state_file(const fs::path& path, int flags, mode_t mode = 0644);
+// The same error as open_state_file's when `path` exists and is not a regular file (a FIFO,
+// a directory, a link): a mutating command checks its history with it before it changes
+// anything. A missing file is fine.
+[[nodiscard]] Status check_state_file(const fs::path& path);
 
 // read_file() through open_state_file(): at most `max_size` bytes (else ErrorCode::usage).
 [[nodiscard]] Result<std::string> read_state_file(const fs::path& path,

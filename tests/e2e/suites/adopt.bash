@@ -2,6 +2,7 @@
 # generation, links), CUDA-home links at every switch, rollback to the adopted state,
 # adopt --undo, install adopting first, crash recovery, backup/restore across roots.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
+source "$E2E_DIR/crash_lib.bash" # cr_state_snapshot
 source "$E2E_FIXTURES/adopt/handmade.bash"
 require_cudnnctl
 std_mirror_args
@@ -245,12 +246,15 @@ if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
   R6=$(new_root)
   cuda_home_plain "$R6"
   hand_copy "$R9" "$R6/usr/local/cuda" cp-P
-  tree_snapshot "$R6" >"$E2E_TMP/r6.before"
+  tree_snapshot "$R6/usr" >"$E2E_TMP/r6.before"
+  cr_state_snapshot "$R6" >"$E2E_TMP/r6.state"
   LIB5=$R6/usr/local/cuda/lib64
   expect_exit 1 ro "$CUDNNCTL" --root "$R6" adopt --json
   expect_json '"nothing was changed" in d["error"]["message"]' true
   [ -z "$(ls -A "$R6/opt/cudnn/store" 2>/dev/null)" ] || fail "a refused adopt left a store entry"
   [ -z "$(ls -A "$R6/var/lib/cudnnctl/backups" 2>/dev/null)" ] || fail "a refused adopt left a backup"
+  diff "$E2E_TMP/r6.before" <(tree_snapshot "$R6/usr") >"$E2E_TMP/r6.diff" || fail "a refused adopt changed the CUDA home: $(cat "$E2E_TMP/r6.diff")"
+  cr_expect_same_state "$R6" "$E2E_TMP/r6.state"
   TEST "a store on tmpfs never replaces files on persistent storage (links would dangle after a reboot)"
   # The case needs a CUDA home on persistent storage: where the test directory is itself a
   # tmpfs (scripts/test as root, a container's /tmp), the root is made under the build tree.

@@ -151,6 +151,7 @@ c_b13_history() {
   expect_eq "$RC" 1 "install"
   expect_contains "$ERR" "history.jsonl is a FIFO"
   expect_eq "$(cr_current "$R")" 1 "active generation"
+  cr_expect_same_state "$R" "$E2E_TMP/snap.b13h"
   rm "$R/var/lib/cudnnctl/history.jsonl"
   expect_exit 0 cudnnctl --root "$R" recover
   cr_check "$R" --allowed 1 --clean --loader

@@ -315,6 +315,7 @@ for i in $(seq 200); do
   [ -d "$R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64" ] && break
   sleep 0.05
 done
+[ -d "$R/opt/cudnn/store/8.9.7.29-cuda12-linux-x86_64" ] || fail "the paused install did not commit its store entry"
 expect_exit 0 cudnnctl --root "$R" status --json
 expect_json 'd["active"]["generation"]' 1
 expect_exit 6 ctl "$R" --lock-timeout 0 gc --keep 1

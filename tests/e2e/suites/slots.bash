@@ -67,6 +67,8 @@ expect_exit 2 c --cuda 12 install 8.9.6.50 --no-smoke --json
 expect_error "belongs to slot 8-cuda12"
 expect_error "--alongside"
 expect_same_tree "$R/opt/cudnn" prefix "the refused install changed the prefix"
+snap "$E8" 8-cuda12 >"$E2E_TMP/s8.after"
+cmp -s "$E2E_TMP/s8.before" "$E2E_TMP/s8.after" || fail "the refused install changed slot 8-cuda12"
 
 TEST "--alongside into the primary slot replaces its version (a warning says so)"
 expect_exit 0 c --cuda 13 install 9.27.0 --alongside --no-smoke --json
