@@ -53,7 +53,8 @@ void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
       ->check(CLI::Range(0.0, 86400.0));
   app.add_flag("--require-pin", g.require_pin, "Refuse manifests without a pin");
   app.add_flag("--force", g.force,
-               "Override compatibility refusals (CUDA major, driver) and recall refusals");
+               "Override compatibility refusals (CUDA major, driver), recall refusals and the "
+               "framework gate (a switch that would break a framework on the node)");
   app.add_flag("--user", g.user,
                "Non-root mode: prefix, state, cache and config under the XDG directories of "
                "the user; no /etc writes, no loader drop-in, no CUDA-home links");

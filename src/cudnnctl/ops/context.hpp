@@ -4,6 +4,7 @@
 // with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "doctor/framework_gate.hpp"
 #include "manifest/manifest.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
@@ -61,6 +62,8 @@ struct Outcome {
   bool changed = false;
   std::optional<GenInfo> active;
   std::optional<GenInfo> previous;
+  // The framework gate's verdicts (ops/framework_gate.hpp), when it ran: data.frameworks.
+  std::vector<doctor::FrameworkVerdict> frameworks;
 };
 
 class Context {
