@@ -94,11 +94,12 @@ options:
         toolkit and driver refusals and the framework gate (C(--force)); each override is a
         warning. Without it a recalled build fails the task with C(rc=7) and I(recalled).
       - The framework gate refuses a switch that would break a framework on the node (torch,
-        TensorFlow, JAX, ONNX Runtime, TensorRT that load the system's cuDNN): the task fails
-        with C(rc=7), I(error_code=framework_incompatible), cudnnctl's message (each framework,
-        its path, what it was built for, what it would load, and a release that serves them
-        all) and I(frameworks). In check mode the C(--dry-run) predicts the same failure.
-        I(force=true) is the override: the switch happens and the warning says what breaks.
+        TensorFlow, JAX, ONNX Runtime, TensorRT that load the system's cuDNN). The task then
+        fails with C(rc=7), I(error_code=framework_incompatible), cudnnctl's message (each
+        framework, its path, what it was built for, what it would load, and a release that
+        serves them all) and I(frameworks). In check mode the C(--dry-run) predicts the same
+        failure. I(force=true) is the override; the switch happens and the warning says what
+        breaks.
     type: bool
     default: false
   require_pin:
