@@ -126,6 +126,27 @@ expect_exit 0 ci "$R" --force purge --yes
 expect_contains "$ERR" "--force: purge (it removes cudnnctl's cuDNN) breaks 1 framework"
 expect_no_file "$R/opt/cudnn/store"
 
+TEST "adopt --undo (the adopted 9.1.0 goes back) is refused while torch needs 9.19; --force undoes"
+source "$E2E_FIXTURES/adopt/handmade.bash"
+R=$(torch_root)
+cuda_home_plain "$R"
+hand_copy "$(release_dir 9.1.0 12)" "$R/usr/local/cuda" cp-P
+expect_exit 0 ci "$R" --json install 9.27.0 --no-smoke
+expect_json 'd["data"]["adopted"]["version"]' 9.1.0
+tree_snapshot "$R" >"$E2E_TMP/before"
+expect_exit 7 ci "$R" --json adopt --undo
+expect_json 'd["error"]["code"]' framework_incompatible
+expect_error "adopt --undo (it puts the adopted originals back) would break 1 framework"
+expect_error "$BROKEN"
+expect_error "and would load 9.1.0: the same major"
+expect_exit 7 ci "$R" --dry-run adopt --undo
+tree_snapshot "$R" >"$E2E_TMP/after"
+cmp -s "$E2E_TMP/before" "$E2E_TMP/after" || fail "a refused adopt --undo changed the root"
+expect_exit 0 ci "$R" --force adopt --undo
+expect_contains "$ERR" "--force: adopt --undo (it puts the adopted originals back) breaks 1 framework"
+expect_exit 0 ci "$R" --json status
+expect_json 'd["active"]' null
+
 TEST "a torch that brings its own pip cuDNN is left alone (own-copy), and -v says so"
 R=$(torch_root)
 mk cudnn "$R" $SITE/nvidia/cudnn/lib 9.19.0 --layout pip
