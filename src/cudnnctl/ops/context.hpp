@@ -51,6 +51,8 @@ struct GlobalOptions {
   bool user = false; // --user: the non-root mode (store/user_dirs.hpp)
   bool quiet = false;
   int verbose = 0;
+  // --scan DIR of the switching commands: more places the framework gate searches.
+  std::vector<std::string> scan;
   std::string argv_line; // the command line, for history and the journal
 };
 

@@ -27,6 +27,7 @@ doctor::GateInput gate_input(const Context& ctx) {
   doctor::GateInput in;
   in.root = ctx.opts().root;
   in.extra = ctx.config().framework_paths;
+  in.extra.insert(in.extra.end(), ctx.opts().scan.begin(), ctx.opts().scan.end());
   const char* conda = std::getenv("CONDA_PREFIX");
   if (conda && conda[0] == '/' && ctx.opts().root == "/") {
     in.conda_prefix = conda;
@@ -41,6 +42,12 @@ doctor::GateInput gate_input(const Context& ctx) {
 
 Status gate_frameworks(Context& ctx, const std::vector<doctor::GateTarget>& targets,
                        const std::string& switching, int cuda, Outcome& out) {
+  for (const auto& dir : ctx.opts().scan) {
+    if (dir.empty() || dir[0] != '/') {
+      return fail(ErrorCode::usage,
+                  "--scan wants an absolute path inside the root, got \"" + dir + "\"");
+    }
+  }
   doctor::GateInput in = gate_input(ctx);
   in.targets = targets;
   in.cuda_major = cuda;

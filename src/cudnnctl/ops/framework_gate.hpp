@@ -5,7 +5,7 @@
 // A framework on the node that could not load the cuDNN served afterwards is a refusal,
 // ErrorCode::framework_incompatible (exit 7), unless --force (then a warning). The verdicts
 // (doctor/framework_gate.hpp) go to out.frameworks (data.frameworks); under --dry-run each is
-// a step of the plan, under -v an info line.
+// a step of the plan, under -v an info line. A relative --scan: ErrorCode::usage.
 #pragma once
 
 #include "doctor/framework_gate.hpp"
@@ -32,8 +32,8 @@ std::vector<doctor::GateTarget> serving_nothing(const store::StoreView& view);
 [[nodiscard]] Status gate_frameworks(Context& ctx, const std::vector<doctor::GateTarget>& targets,
                                      const std::string& switching, int cuda, Outcome& out);
 
-// The gate's input for this context (the root, framework_paths, $CONDA_PREFIX when the root
-// is /); `check` and `recommend` read the node's frameworks through it too.
+// The gate's input for this context (the root, framework_paths and --scan, $CONDA_PREFIX
+// when the root is /); `check` and `recommend` read the node's frameworks through it too.
 doctor::GateInput gate_input(const Context& ctx);
 
 } // namespace cudnnctl::ops

@@ -194,11 +194,16 @@ expect_json 'sorted(s["cudnn_major"] for s in d["data"]["slots"])' '[8, 9]'
 expect_exit 0 ci "$R" recommend --compute-capability 9.0
 expect_contains "$OUT" "frameworks found on this node (no --framework given): tensorflow==2.15.0, torch==2.11.0"
 
-TEST "framework_paths in config.toml adds environments the standard places miss"
+TEST "framework_paths in config.toml and --scan add environments the standard places miss"
 R=$(new_root)
 mk torch "$R" /srv/envs/a/lib/python3.11/site-packages 2.11.0 --pin nvidia-cudnn-cu12==9.19.0.56
 expect_exit 0 ci "$R" --dry-run --json install 9.1.0 --no-smoke
 expect_json 'd["data"].get("frameworks", [])' '[]'
+# --scan DIR on the switching command, for that command only.
+expect_exit 7 ci "$R" --dry-run --json install 9.1.0 --no-smoke --scan /srv/envs
+expect_error "torch 2.11.0 at /srv/envs/a/lib/python3.11/site-packages was built for cuDNN 9.19.0.56"
+expect_exit 2 ci "$R" --dry-run install 9.1.0 --no-smoke --scan srv/envs
+expect_contains "$ERR" "--scan wants an absolute path inside the root"
 mkdir -p "$R/etc/cudnnctl"
 echo 'framework_paths = ["/srv/envs"]' >"$R/etc/cudnnctl/config.toml"
 expect_exit 7 ci "$R" --dry-run --json install 9.1.0 --no-smoke
