@@ -113,6 +113,17 @@ expect_error "restoring cuDNN 9.1.0.70 would break 1 framework"
 expect_exit 0 ci "$R" --force -q restore "$BK"
 expect_exit 0 ci "$R" -q use 9.27.0 --no-smoke
 
+TEST "rollback --slot of a slot kept alongside is gated like the primary slot"
+R2=$(torch_root)
+expect_exit 0 ci "$R2" -q install 8.9.7 --no-smoke # torch loads libcudnn.so.9: not affected
+expect_exit 0 ci "$R2" --force -q install 9.1.0 --alongside --no-smoke
+expect_exit 0 ci "$R2" -q install 9.27.0 --alongside --no-smoke
+expect_exit 7 ci "$R2" --json rollback --slot 9-cuda12
+expect_json 'd["error"]["code"]' framework_incompatible
+expect_error "rolling back to generation 2 (cuDNN 9.1.0.70) would break 1 framework"
+expect_exit 0 ci "$R2" --force --json rollback --slot 9-cuda12
+expect_json 'd["data"]["slot"]' 9-cuda12
+
 TEST "purge (it removes cudnnctl's copy) is refused while torch loads it; --force purges"
 tree_snapshot "$R" >"$E2E_TMP/before"
 expect_exit 7 ci "$R" --json purge --yes
