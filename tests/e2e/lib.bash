@@ -293,6 +293,25 @@ recall_keys() {
 }
 sign() { openssl pkeyutl -sign -rawin -inkey "$KEYS/$1.key" -in "$2" -out "$2.sig"; }
 
+# ---- fixture roots of tests/fixtures/doctor/mkroot.py --------------------------------------
+
+# mkroot_env: `mk ARGS...` runs tests/fixtures/doctor/mkroot.py (stub libraries built with gcc,
+# cached in $E2E_TMP/stubs), the loader environment is unset, and cudnnctl reads a /proc
+# without an NVIDIA kernel module ($NOPROC: the driver gate has nothing to refuse). Sets SITE
+# (a venv's site-packages under /opt, where doctor and the framework gate look) and MA.
+mkroot_env() {
+  command -v gcc >/dev/null || skip "gcc is needed to build the stub libraries"
+  MK=$E2E_FIXTURES/doctor/mkroot.py
+  export DOCTOR_STUB_CACHE=$E2E_TMP/stubs
+  unset LD_LIBRARY_PATH LD_PRELOAD CONDA_PREFIX
+  NOPROC=$E2E_TMP/proc-none
+  mkdir -p "$NOPROC"
+  export CUDNNCTL_TEST_PROC=$NOPROC
+  SITE=/opt/torch/.venv/lib/python3.12/site-packages
+  MA=/usr/lib/x86_64-linux-gnu
+}
+mk() { python3 "$MK" "$@"; }
+
 # ---- mirror --------------------------------------------------------------------------------
 
 # mkrelease ARGS...: tests/fixtures/mkrelease.py. mkmirror DIR: the standard test mirror.

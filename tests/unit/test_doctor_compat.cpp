@@ -205,3 +205,26 @@ TEST_CASE("compat overlay: malformed files are one-line errors naming file, row 
     CHECK(c.builds.size() == builtin_compat().builds.size()); // all or nothing
   }
 }
+
+TEST_CASE("one rule set: check_accepts and Compat::check_for (the framework gate's rules)",
+          "[doctor][compat]") {
+  const Compat& c = builtin_compat();
+  // torch, TF, JAX: same major, runtime minor >= built minor (issue 36: torch 2.11.0 built for
+  // 9.19 refused 9.14 at import).
+  CHECK(c.check_for("torch", "2.11.0") == Check::minor);
+  CHECK_FALSE(check_accepts(Check::minor, "9.19.0.56", "9.14.0.64"));
+  CHECK(check_accepts(Check::minor, "9.19.0.56", "9.27.0.42"));
+  CHECK(check_accepts(Check::minor, "9.19.0.56", "9.19.0.1")); // same minor: accepted
+  CHECK_FALSE(check_accepts(Check::minor, "9.1", "10.0.0"));   // another major
+  // ONNX Runtime: the major only; TensorRT 10: cuDNN optional; TensorRT 8.6: the minor rule.
+  CHECK(c.check_for("onnxruntime-gpu", "1.20.1") == Check::major);
+  CHECK(check_accepts(Check::major, "9", "9.1.0.70"));
+  CHECK_FALSE(check_accepts(Check::major, "9", "8.9.7.29"));
+  CHECK(c.check_for("tensorrt", "10.3.0") == Check::optional);
+  CHECK(check_accepts(Check::optional, "8.9.7", "9.1.0"));
+  CHECK(c.check_for("tensorrt", "8.6.1") == Check::minor);
+  // Unknown framework or version: the minor rule.
+  CHECK(c.check_for("someframework", "1.0") == Check::minor);
+  CHECK(major_of("9.14.0.64") == 9);
+  CHECK(major_of("") == 0);
+}

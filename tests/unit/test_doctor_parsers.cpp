@@ -140,6 +140,15 @@ TEST_CASE("wheel metadata and TensorFlow build info", "[doctor][frameworks]") {
   CHECK(req->first == "nvidia-cudnn-cu12");
   CHECK(req->second == "9.1.0.70");
   CHECK_FALSE(cudnn_requirement("Requires-Dist: nvidia-cudnn-cu12~=9.0; extra == \"cudnn\"\n"));
+  // JAX's plugin: a range in an extra, whose lower bound is the cuDNN it was built for; the
+  // marker's "==" is not the pin.
+  std::string jax = "Requires-Dist: nvidia-cudnn-cu12<10.0,>=9.8; extra == \"with-cuda\"\n";
+  CHECK_FALSE(cudnn_requirement(jax));
+  auto min = cudnn_requirement(jax, Pin::minimum);
+  REQUIRE(min);
+  CHECK(min->first == "nvidia-cudnn-cu12");
+  CHECK(min->second == "9.8");
+  CHECK(cudnn_requirement(meta, Pin::minimum)->second == "9.1.0.70");
   std::string bi = "build_info = collections.OrderedDict([('cuda_version', '12.2'), "
                    "('cudnn_version', '8'), ('is_cuda_build', True)])";
   CHECK(build_info_value(bi, "cudnn_version") == "8");

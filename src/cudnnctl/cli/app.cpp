@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -53,7 +54,8 @@ void add_global_options(CLI::App& app, ops::GlobalOptions& g) {
       ->check(CLI::Range(0.0, 86400.0));
   app.add_flag("--require-pin", g.require_pin, "Refuse manifests without a pin");
   app.add_flag("--force", g.force,
-               "Override compatibility refusals (CUDA major, driver) and recall refusals");
+               "Override compatibility refusals (CUDA major, driver), recall refusals and the "
+               "framework gate (a switch that would break a framework on the node)");
   app.add_flag("--user", g.user,
                "Non-root mode: prefix, state, cache and config under the XDG directories of "
                "the user; no /etc writes, no loader drop-in, no CUDA-home links");
@@ -223,6 +225,25 @@ const std::map<std::string, std::string>& examples() {
   return m;
 }
 
+// The commands that change what the loader serves: the framework gate runs in each.
+const std::set<std::string>& switching_commands() {
+  static const std::set<std::string> names = {"install", "use",   "rollback",
+                                              "restore", "adopt", "purge"};
+  return names;
+}
+
+// --scan DIR on every switching command: more places the framework gate searches.
+void add_scan_options(CLI::App& app, ops::GlobalOptions& g) {
+  for (auto* sub : app.get_subcommands({})) {
+    if (switching_commands().contains(sub->get_name())) {
+      sub->add_option("--scan", g.scan,
+                      "A directory the framework gate also searches for frameworks (a "
+                      "site-packages, an environment, a directory of environments), inside the "
+                      "root, as the config's framework_paths; repeatable");
+    }
+  }
+}
+
 // Every visible command's --help ends with the global options and an example.
 void add_help_footers(CLI::App& app) {
   std::string globals = global_options_text(app);
@@ -233,6 +254,14 @@ void add_help_footers(CLI::App& app) {
     std::string footer = sub->get_footer();
     if (!footer.empty()) {
       footer += "\n\n";
+    }
+    if (switching_commands().contains(sub->get_name())) {
+      footer += "The framework gate: refused (exit 7, framework_incompatible) before anything "
+                "changes when a framework on the node (torch, TensorFlow, JAX, ONNX Runtime, "
+                "TensorRT, in the standard site-packages, conda environments and the config's "
+                "framework_paths) could not load the cuDNN the loader serves afterwards" +
+                std::string(sub->get_name() == "adopt" ? " (adopt --undo)" : "") +
+                "; --dry-run shows each verdict, --force switches with a warning.\n\n";
     }
     footer += globals;
     if (auto it = examples().find(sub->get_name()); it != examples().end()) {
@@ -417,6 +446,7 @@ int run(int argc, char** argv) {
   register_bench(app, action);
   register_help(app, action);
   register_completion(app, action);
+  add_scan_options(app, g);
   set_option_texts(app);
   add_help_footers(app);
   for (auto* sub : app.get_subcommands({})) {

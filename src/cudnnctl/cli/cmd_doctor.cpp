@@ -4,6 +4,7 @@
 #include "doctor/doctor.hpp"
 #include "ops/doctor.hpp"
 #include "ops/recommend.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -65,9 +66,14 @@ void render(const ops::RecommendResult& r, Report& report) {
       {"compute_capability_source", !in.compute_capability ? json(nullptr) : json(in.gpus_source)},
       {"platform", in.platform},
       {"require_pin", in.require_pin},
-      {"compat_overlays", r.compat.overlays}};
+      {"compat_overlays", r.compat.overlays},
+      {"frameworks_found", r.from_node}};
   data["recall_lists"] = recall_lists_json(r.recalls);
   report.data() = std::move(data);
+  if (!r.from_node.empty()) {
+    report.line("frameworks found on this node (no --framework given): " +
+                util::join(r.from_node, ", "));
+  }
   for (auto& line : doctor::render_recommendation(*r.recommendation, in)) {
     report.line(line);
   }

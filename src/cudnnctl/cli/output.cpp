@@ -60,6 +60,19 @@ json report_json(const Report& report, const util::Notes* notes,
             {"actions", notes ? notes->actions() : none},
             {"warnings", notes ? notes->warnings() : none},
             {"data", report.data().is_object() ? report.data() : json::object()}};
+  if (!report.outcome.frameworks.empty()) {
+    json frameworks = json::array();
+    for (const auto& f : report.outcome.frameworks) {
+      frameworks.push_back({{"name", f.name},
+                            {"version", f.version},
+                            {"path", f.path},
+                            {"built_for", f.built_for},
+                            {"would_load", f.would_load},
+                            {"verdict", f.verdict},
+                            {"why", f.why}});
+    }
+    j["data"]["frameworks"] = std::move(frameworks);
+  }
   if (error) {
     j["error"] = {{"code", code_name(error->code)},
                   {"category", code_name(category(error->code))},

@@ -54,6 +54,11 @@ int compare_versions(std::string_view a, std::string_view b) {
   return 0;
 }
 
+int major_of(std::string_view version) {
+  size_t pos = 0;
+  return static_cast<int>(next_component(version, pos));
+}
+
 bool version_rule_ok(std::string_view built, std::string_view runtime) {
   if (built.empty() || runtime.empty()) {
     return false;
@@ -81,6 +86,18 @@ const char* check_name(Check c) {
     return "optional";
   }
   return "minor";
+}
+
+bool check_accepts(Check check, std::string_view built, std::string_view runtime) {
+  switch (check) {
+  case Check::optional:
+    return true;
+  case Check::major:
+    return !built.empty() && !runtime.empty() && major_of(built) == major_of(runtime);
+  case Check::minor:
+    break;
+  }
+  return version_rule_ok(built, runtime);
 }
 
 std::string canonical_framework(std::string_view name) {
@@ -145,6 +162,15 @@ const BuildRow* Compat::build(std::string_view framework, std::string_view versi
     }
   }
   return nullptr;
+}
+
+Check Compat::check_for(std::string_view framework, std::string_view version) const {
+  if (const BuildRow* row = version.empty() ? nullptr : build(framework, version);
+      row && row->check) {
+    return *row->check;
+  }
+  const FrameworkInfo* f = framework_info(framework);
+  return f ? f->check : Check::minor;
 }
 
 std::vector<const BuildRow*> Compat::builds_for(std::string_view framework,

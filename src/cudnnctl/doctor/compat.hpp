@@ -38,6 +38,9 @@ using util::VersionSet;
 // "580" == "580.0.0", "525.60.13" < "535.1").
 int compare_versions(std::string_view a, std::string_view b);
 
+// The major of a dotted version ("9.14.0.64" -> 9; 0 when it does not start with a number).
+int major_of(std::string_view version);
+
 // The version rule: a runtime `runtime` serves code built against `built` when the majors are
 // equal and the runtime minor is not lower (a built version of one component only needs the
 // major).
@@ -50,6 +53,11 @@ enum class Check {
   optional, // cuDNN is not needed (TensorRT 10): no constraint, a note
 };
 const char* check_name(Check c);
+
+// The one rule set of doctor, the framework gate, `check` and `recommend`: whether code built
+// for cuDNN `built` runs on the runtime `runtime` under `check` (minor: version_rule_ok;
+// major: the same major; optional: always).
+bool check_accepts(Check check, std::string_view built, std::string_view runtime);
 
 struct FrameworkInfo {
   std::string name;    // canonical: "torch", "tensorflow", "jax", "onnxruntime", "tensorrt"
@@ -138,6 +146,9 @@ struct Compat {
   [[nodiscard]] const FrameworkInfo* framework_info(std::string_view name_or_alias) const;
   // The row covering `framework` (canonical or alias) at exactly `version`, overlays first.
   [[nodiscard]] const BuildRow* build(std::string_view framework, std::string_view version) const;
+  // The rule `framework` at `version` applies to the cuDNN it loads: its row's, else the
+  // framework's, else Check::minor (an unknown framework, a version the data does not cover).
+  [[nodiscard]] Check check_for(std::string_view framework, std::string_view version) const;
   // Every row of `framework` whose effective versions meet `versions`.
   [[nodiscard]] std::vector<const BuildRow*> builds_for(std::string_view framework,
                                                         const VersionSet& versions) const;

@@ -196,10 +196,11 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
     resolve(r, rootfs, env, c, major, nullptr);
     r.resolution.push_back(std::move(c));
   }
-  for (const auto& f : find_frameworks(rootfs, inv.sites, compat)) {
+  for (const auto& f : find_frameworks(rootfs, inv.sites, compat, default_lib_dirs(multiarch))) {
     Consumer c;
     c.name = f.kind + (f.version.empty() ? "" : " " + f.version) + " (" + f.site + ")";
     c.kind = f.kind;
+    c.version = f.version;
     c.library = f.library;
     c.rpath = f.rpath;
     c.runpath = f.runpath;

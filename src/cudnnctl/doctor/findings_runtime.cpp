@@ -175,7 +175,8 @@ void consumer_findings(DoctorReport& r, const FindingContext& ctx, const Consume
           "add the pip cuDNN directory (site-packages/nvidia/cudnn/lib) to LD_LIBRARY_PATH, "
           "install a system cuDNN of that major, or pip install the framework's nvidia-cudnn "
           "wheel");
-    } else if (c.expected && c.loaded && !version_rule_ok(*c.expected, *c.loaded)) {
+    } else if (c.expected && c.loaded &&
+               !check_accepts(ctx.compat->check_for(c.kind, c.version), *c.expected, *c.loaded)) {
       add(r, "framework-cudnn-mismatch", Severity::error,
           c.name + " was built for cuDNN " + *c.expected + " (" + c.expected_source +
               ") but loads " + *c.loaded + " from " + *c.shim.path + " (" + c.shim.via +

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/frameworks.hpp"
 
+#include "doctor/loader.hpp"
 #include "elf/elf.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace cudnnctl::doctor {
 
@@ -79,6 +81,13 @@ void expect_major_from_needed(Framework& f) {
     f.expected = std::to_string(f.cudnn_major);
     f.expected_source = "DT_NEEDED libcudnn.so." + std::to_string(f.cudnn_major) + " of " +
                         fs::path(f.library).filename().string();
+  }
+}
+
+// Without a DT_NEEDED libcudnn.so.N, the major of the cuDNN it was built for.
+void major_from_expected(Framework& f) {
+  if (f.expected && !f.cudnn_major) {
+    f.cudnn_major = major_of(*f.expected);
   }
 }
 
@@ -187,9 +196,80 @@ std::optional<Framework> find_tensorflow(const RootFs& rootfs, const std::string
     f.expected = *cudnn;
     f.expected_source = "'cudnn_version': '" + *cudnn + "' in " + info.string();
   }
-  if (f.expected && !f.cudnn_major) {
-    f.cudnn_major = static_cast<int>(util::parse_u64(util::split(*f.expected, '.')[0]).value_or(0));
+  major_from_expected(f);
+  return f;
+}
+
+// The cuDNN a row of the data says `kind` at `version` was built for (its CUDA variant, else
+// the PyPI one, else the first); sets f.expected and its source.
+void expect_from_row(Framework& f, const Compat& compat, const std::string& display) {
+  const BuildRow* row = f.version.empty() ? nullptr : compat.build(f.kind, f.version);
+  if (!row || row->variants.empty()) {
+    return;
   }
+  const BuildVariant* v = f.cuda ? row->variant_for_cuda(*f.cuda) : nullptr;
+  v = v ? v : row->pypi_variant();
+  v = v ? v : &row->variants.front();
+  f.expected = v->cudnn;
+  f.expected_source = display + " " + row->versions_text + " CUDA " + v->cuda + ": cuDNN " +
+                      v->cudnn + " (" + row_origin(*row) + ": " + row->source + ")";
+}
+
+std::optional<Framework> find_jax(const RootFs& rootfs, const std::string& site,
+                                  const Compat& compat) {
+  auto d = find_dist(rootfs, site, {"jax_cuda13_plugin", "jax_cuda12_plugin"});
+  if (!d) {
+    return std::nullopt;
+  }
+  Framework f;
+  f.kind = "jax";
+  f.site = site;
+  f.version = d->version;
+  f.cuda = d->name == "jax_cuda13_plugin" ? "13" : "12";
+  std::vector<fs::path> libs;
+  for (const auto& p : rootfs.glob(site + "/jax_plugins/xla_cuda*/*.so")) {
+    libs.push_back(p);
+  }
+  fill_from_elf(rootfs, f, libs);
+  if (auto req = cudnn_requirement(d->metadata, Pin::minimum)) {
+    f.expected = req->second;
+    f.expected_source = "Requires-Dist: " + req->first + ">=" + req->second + " in " + d->dir +
+                        "/METADATA (the cuDNN the plugin was built for)";
+  } else {
+    expect_from_row(f, compat, "jax");
+  }
+  major_from_expected(f);
+  return f;
+}
+
+// libnvinfer.so.<version> in `dir`: TensorRT, by its file name's version.
+std::optional<Framework> find_tensorrt(const RootFs& rootfs, const std::string& dir,
+                                       const Compat& compat) {
+  std::string best, version;
+  for (const auto& p : rootfs.glob(dir + "/libnvinfer.so.*")) {
+    std::string v = p.filename().string().substr(std::string("libnvinfer.so.").size());
+    if (v.find('.') != std::string::npos && (version.empty() || compare_versions(v, version) > 0)) {
+      best = p.string();
+      version = v;
+    }
+  }
+  if (best.empty()) {
+    return std::nullopt;
+  }
+  Framework f;
+  f.kind = "tensorrt";
+  f.site = dir;
+  f.version = version;
+  std::vector<fs::path> libs = {best};
+  for (const auto& p : rootfs.glob(dir + "/libnvinfer_plugin.so.*")) {
+    libs.push_back(p);
+  }
+  fill_from_elf(rootfs, f, libs);
+  if (compat.check_for("tensorrt", version) != Check::optional) {
+    expect_from_row(f, compat, "TensorRT");
+    expect_major_from_needed(f);
+  }
+  major_from_expected(f);
   return f;
 }
 
@@ -223,7 +303,8 @@ std::optional<DistInfo> find_dist(const RootFs& rootfs, const std::string& site,
   return std::nullopt;
 }
 
-std::optional<std::pair<std::string, std::string>> cudnn_requirement(std::string_view metadata) {
+std::optional<std::pair<std::string, std::string>> cudnn_requirement(std::string_view metadata,
+                                                                     Pin pin) {
   for (const auto& line : util::split(metadata, '\n')) {
     std::string_view l = util::trim(line);
     if (!l.starts_with("Requires-Dist:")) {
@@ -233,15 +314,19 @@ std::optional<std::pair<std::string, std::string>> cudnn_requirement(std::string
     if (!l.starts_with("nvidia-cudnn-cu") && !l.starts_with("nvidia_cudnn_cu")) {
       continue;
     }
-    if (l.find("extra ==") != std::string_view::npos) {
+    if (pin == Pin::exact && l.find("extra ==") != std::string_view::npos) {
       continue; // an optional extra is not what the wheel runs with
     }
-    auto eq = l.find("==");
+    std::string_view spec = l.substr(0, l.find(';')); // not the markers after it
+    auto eq = spec.find("==");
+    if (pin == Pin::minimum && eq == std::string_view::npos) {
+      eq = spec.find(">=");
+    }
     if (eq == std::string_view::npos) {
       continue;
     }
-    std::string name(util::trim(l.substr(0, eq)));
-    std::string_view rest = l.substr(eq + 2);
+    std::string name(util::trim(spec.substr(0, spec.find_first_of("<>=!~( "))));
+    std::string_view rest = spec.substr(eq + 2);
     auto end = rest.find_first_not_of("0123456789.");
     std::string version(rest.substr(0, end));
     if (!version.empty()) {
@@ -279,7 +364,8 @@ std::optional<std::string> build_info_value(std::string_view text, std::string_v
 }
 
 std::vector<Framework> find_frameworks(const RootFs& rootfs, const std::vector<std::string>& sites,
-                                       const Compat& compat) {
+                                       const Compat& compat,
+                                       const std::vector<std::string>& lib_dirs) {
   std::vector<Framework> out;
   for (const auto& site : sites) {
     if (auto f = find_torch(rootfs, site, compat)) {
@@ -291,8 +377,107 @@ std::vector<Framework> find_frameworks(const RootFs& rootfs, const std::vector<s
     if (auto f = find_tensorflow(rootfs, site, compat)) {
       out.push_back(std::move(*f));
     }
+    if (auto f = find_jax(rootfs, site, compat)) {
+      out.push_back(std::move(*f));
+    }
+    if (auto f = find_tensorrt(rootfs, site + "/tensorrt_libs", compat)) {
+      out.push_back(std::move(*f));
+    }
+  }
+  std::set<std::string> seen; // /lib/<triplet> is /usr/lib/<triplet> on a merged /usr
+  for (const auto& dir : lib_dirs) {
+    if (!rootfs.is_dir(dir) || !seen.insert(rootfs.real_sys(dir).string()).second) {
+      continue;
+    }
+    if (auto f = find_tensorrt(rootfs, dir, compat)) {
+      out.push_back(std::move(*f));
+    }
   }
   return out;
+}
+
+const std::vector<std::string>& standard_site_patterns() {
+  static const std::vector<std::string> patterns = {
+      "/usr/lib/python3*/dist-packages",         "/usr/lib/python3*/site-packages",
+      "/usr/local/lib/python3*/dist-packages",   "/usr/local/lib/python3*/site-packages",
+      "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/venv/lib/python3*/site-packages",
+      "/root/.local/lib/python3*/site-packages", "/home/*/.local/lib/python3*/site-packages"};
+  return patterns;
+}
+
+std::vector<std::string> standard_conda_envs(const RootFs& rootfs) {
+  std::vector<std::string> out = {"/opt/conda"};
+  for (const auto& env : rootfs.glob("/opt/conda/envs/*")) {
+    out.push_back(env.string());
+  }
+  return out;
+}
+
+std::vector<std::string> python_sites(const RootFs& rootfs,
+                                      const std::optional<std::string>& conda_prefix,
+                                      const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& site) {
+    if (rootfs.is_dir(site) && seen.insert(rootfs.real_sys(site).string()).second) {
+      out.push_back(clean(site).string());
+    }
+  };
+  auto add_glob = [&](const std::string& pattern) {
+    for (const auto& site : rootfs.glob(pattern)) {
+      add(site.string());
+    }
+  };
+  for (const auto& pattern : standard_site_patterns()) {
+    add_glob(pattern);
+  }
+  std::vector<std::string> envs = standard_conda_envs(rootfs);
+  if (conda_prefix) {
+    envs.push_back(*conda_prefix);
+  }
+  for (const auto& env : envs) {
+    add_glob(env + "/lib/python3*/site-packages");
+  }
+  for (const auto& dir : extra) {
+    std::string d = clean(dir).string();
+    std::string name = fs::path(d).filename().string();
+    if (name == "site-packages" || name == "dist-packages") {
+      add(d);
+      continue;
+    }
+    for (const char* pat : {"/lib/python3*/site-packages", "/lib/python3*/dist-packages",
+                            "/*/lib/python3*/site-packages", "/*/.venv/lib/python3*/site-packages",
+                            "/envs/*/lib/python3*/site-packages"}) {
+      add_glob(d + pat);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> own_cudnn_copy(const RootFs& rootfs, const Framework& f,
+                                          const std::string& multiarch) {
+  if (!f.cudnn_major) {
+    return std::nullopt;
+  }
+  std::string soname = "libcudnn.so." + std::to_string(f.cudnn_major);
+  std::string origin = fs::path(f.library).parent_path().string();
+  for (const auto& path : {f.rpath, f.runpath}) {
+    if (!path || f.library.empty()) {
+      continue;
+    }
+    for (const auto& d : expand_search_path(*path, origin, multiarch)) {
+      if (rootfs.is_file(fs::path(d) / soname)) {
+        return clean(fs::path(d) / soname).string();
+      }
+    }
+  }
+  if (f.kind != "tensorrt") {
+    fs::path pip = fs::path(f.site) / "nvidia/cudnn/lib" / soname;
+    if (rootfs.is_file(pip)) {
+      return pip.string();
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace cudnnctl::doctor

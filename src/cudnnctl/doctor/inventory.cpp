@@ -300,18 +300,13 @@ Inventory take_inventory(const RootFs& rootfs, const InventoryInputs& in, const 
   for (const auto& d : in.ld_library_path) {
     b.add_dir(d, {"LD_LIBRARY_PATH", d});
   }
-  for (const char* pat :
-       {"/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
-        "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-        "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/venv/lib/python3*/site-packages",
-        "/root/.local/lib/python3*/site-packages", "/home/*/.local/lib/python3*/site-packages"}) {
+  for (const auto& pat : standard_site_patterns()) {
     for (const auto& site : rootfs.glob(pat)) {
       b.add_site(site.string());
     }
   }
-  b.add_conda_env("/opt/conda");
-  for (const auto& env : rootfs.glob("/opt/conda/envs/*")) {
-    b.add_conda_env(env.string());
+  for (const auto& env : standard_conda_envs(rootfs)) {
+    b.add_conda_env(env);
   }
   if (in.conda_prefix) {
     b.add_conda_env(*in.conda_prefix);

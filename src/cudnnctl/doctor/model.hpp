@@ -102,7 +102,8 @@ struct LoadStep {
 // A program or library that loads cuDNN, and what it gets.
 struct Consumer {
   std::string name;    // "plain process", "torch 2.3.1"
-  std::string kind;    // "process", "torch", "onnxruntime", "tensorflow"
+  std::string kind;    // "process", "torch", "onnxruntime", "tensorflow", "jax", "tensorrt"
+  std::string version; // the framework's version, "" when unknown
   std::string library; // the requesting library, empty for a plain process
   std::optional<std::string> rpath, runpath;
   std::vector<std::string> search; // the search order, one line per step

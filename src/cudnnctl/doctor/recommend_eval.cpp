@@ -123,10 +123,6 @@ std::string cuda_list(const std::vector<int>& cudas) {
   return "CUDA " + util::join(s, " or ");
 }
 
-int major_of(const std::string& version) {
-  return static_cast<int>(util::parse_u64(util::split(version, '.')[0]).value_or(0));
-}
-
 std::vector<int> cudas_of(const ReleaseRow& r) {
   std::set<int> all;
   for (const auto& [p, c] : r.platforms) {
@@ -151,13 +147,7 @@ bool pinned(const ReleaseRow& r, const RecommendInput& in) {
 }
 
 bool variant_ok(const BuildVariant& v, Check check, const std::string& version) {
-  if (check == Check::optional) {
-    return true;
-  }
-  if (check == Check::major) {
-    return major_of(v.cudnn) == major_of(version);
-  }
-  return version_rule_ok(v.cudnn, version);
+  return check_accepts(check, v.cudnn, version);
 }
 
 // Why `need` cannot use release `r` for CUDA `cuda`; nullopt when it can.

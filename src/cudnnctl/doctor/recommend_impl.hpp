@@ -27,7 +27,6 @@ std::vector<Violation> evaluate(const ReleaseRow& r, int cuda, const RecommendIn
 
 // Every CUDA major `r` has a build for, on any platform, ascending.
 std::vector<int> cudas_of(const ReleaseRow& r);
-int major_of(const std::string& version);
 
 struct Pair {
   const ReleaseRow* release = nullptr;

@@ -7,6 +7,7 @@
 #include "gates/requirements.hpp"
 #include "integrate/slots.hpp"
 #include "manifest/version.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/plan.hpp"
 #include "ops/recalls.hpp"
 #include "ops/slot_arg.hpp"
@@ -66,6 +67,9 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
     TRY(gates::gate_gpu_arch(env, selection_of(e), out.findings));
     // --require-gpu: no usable GPU is exit 7 now, not a switch rolled back after (exit 5).
     TRY(gates::check_gpu_demand(env, demands, out.findings));
+    // The frameworks on the node that would load it (exit 7, --force).
+    TRY(gate_frameworks(ctx, {serving(e.version)}, "switching to cuDNN " + e.version, e.cuda_major,
+                        out));
     remember_recall_lists(ctx, recalls); // past every gate: the switch follows (F7)
   }
   return activate_entry(ctx, e.name, "use " + version_arg, demands, out);
@@ -172,6 +176,20 @@ void warn_if_recalled(Context& ctx, const store::StoreView& view, int target) {
   }
 }
 
+// The framework gate for a rollback to generation `target`: the emergency path too refuses
+// to break a framework, unless --force.
+Status gate_rollback(Context& ctx, const store::StoreView& view, RollbackResult& out) {
+  const auto* g = view.generation(out.target);
+  const auto* e = g ? view.entry(g->entry) : nullptr;
+  if (!e) {
+    return {};
+  }
+  return gate_frameworks(ctx, {serving(e->version)},
+                         "rolling back to generation " + std::to_string(out.target) + " (cuDNN " +
+                             e->version + ")",
+                         e->cuda_major, out);
+}
+
 // The generation active before the last switch to the active one (`rollback --undo`): the
 // newest successful history record that ended at `current` coming from another generation.
 Result<int> undo_target(Context& ctx, const store::StoreView& view) {
@@ -224,6 +242,7 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
     out.changed = out.target != *view.slot_current(out.slot);
     if (out.changed) {
       warn_if_recalled(ctx, view, out.target);
+      TRY(gate_rollback(ctx, view, out));
       if (out.slot.empty()) {
         ctx.action("would switch " +
                    ctx.layout().host(ctx.layout().sys_prefix() / "current").string() +
@@ -241,10 +260,16 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
   }
   // A request the store cannot satisfy is refused before the lock (which creates the state
   // directory): bad input changes nothing. Checked again under the lock.
+  // So is one the framework gate refuses (before the lock, whose file records its holder).
+  std::optional<int> gated; // the target the gate passed before the lock
   if (nothing_pending(ctx)) {
     TRY_ASSIGN(store::StoreView pre, read_store(ctx));
     TRY_ASSIGN(std::string pre_slot, select_slot(pre, slot_arg));
-    TRY(rollback_plan(pre, to, pre_slot));
+    TRY_ASSIGN(out.target, rollback_plan(pre, to, pre_slot));
+    if (out.target != *pre.slot_current(pre_slot)) {
+      TRY(gate_rollback(ctx, pre, out));
+      gated = out.target;
+    }
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
@@ -268,6 +293,9 @@ Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResu
                                             "; run `cudnnctl verify`");
   }
   warn_if_recalled(ctx, view, out.target);
+  if (gated != out.target) { // another cudnnctl moved the store meanwhile: judged again
+    TRY(gate_rollback(ctx, view, out));
+  }
   TRY_ASSIGN(auto tx,
              txn::Transaction::begin(
                  held, ctx.site(), txn::Intent::rollback(out.target, g->entry).in_slot(out.slot)));

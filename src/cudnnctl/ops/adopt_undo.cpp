@@ -2,6 +2,7 @@
 // `adopt --undo`, and the release step it registers with the transaction room.
 #include "integrate/cuda_home.hpp"
 #include "ops/adopt.hpp"
+#include "ops/framework_gate.hpp"
 #include "store/backup.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
@@ -280,12 +281,34 @@ Result<size_t> adopted_originals_ready(const store::Layout& layout) {
   return latest_records(state).size();
 }
 
+namespace {
+
+// The framework gate: each major cudnnctl serves is served afterwards by the adopted original
+// of that major put back (its version: the store entry holding its bytes), else by nothing of
+// cudnnctl's.
+Status gate_adopt_undo(Context& ctx, const integrate::HomeState& state, AdoptResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  std::vector<doctor::GateTarget> targets = serving_nothing(view);
+  for (const auto* r : latest_records(state)) {
+    const auto* e = view.entry(r->entry);
+    for (auto& t : targets) {
+      if (e && serving(e->version).major == t.major) {
+        t.version = e->version;
+      }
+    }
+  }
+  return gate_frameworks(ctx, targets, "adopt --undo (it puts the adopted originals back)", 0, out);
+}
+
+} // namespace
+
 Status adopt_undo(Context& ctx, AdoptResult& out) {
   const auto& layout = ctx.layout();
   if (ctx.dry_run()) {
     TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));
     TRY(preflight(layout, state));
     TRY(fill_active(ctx, out));
+    TRY(gate_adopt_undo(ctx, state, out));
     out.changed = true;
     for (const auto* r : latest_records(state)) {
       ctx.action("would put back " + r->path);
@@ -293,6 +316,11 @@ Status adopt_undo(Context& ctx, AdoptResult& out) {
     out.originals = latest_records(state).size();
     out.said = AdoptResult::Said::would_put_back;
     return {};
+  }
+  {
+    // The framework gate before the lock (whose file records its holder).
+    TRY_ASSIGN(integrate::HomeState pre, integrate::read_home_state(layout));
+    TRY(gate_adopt_undo(ctx, pre, out));
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   TRY_ASSIGN(integrate::HomeState state, integrate::read_home_state(layout));

@@ -3,6 +3,7 @@
 
 #include "gates/recall.hpp"
 #include "gates/staged.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/recalls.hpp"
 #include "ops/verify.hpp"
 #include "store/backup.hpp"
@@ -251,6 +252,21 @@ Status backup(Context& ctx, const BackupOptions& o, BackupResult& out) {
   return {};
 }
 
+namespace {
+
+// The framework gate of a restore: a backup of the active version is nothing to judge.
+Status gate_restore(Context& ctx, const store::StoreView& view, const store::BackupMeta& meta,
+                    Outcome& out) {
+  const auto* active = view.active_entry();
+  if (active && active->version == meta.version) {
+    return {};
+  }
+  return gate_frameworks(ctx, {serving(meta.version)}, "restoring cuDNN " + meta.version, meta.cuda,
+                         out);
+}
+
+} // namespace
+
 Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
   fs::path file = fs::absolute(o.file);
   struct stat st;
@@ -299,8 +315,14 @@ Status restore(Context& ctx, const RestoreOptions& o, RestoreResult& out) {
     const auto* active = view.active_entry();
     out.changed = !(active && active->name == name);
     ctx.action("verified " + file.string() + " (" + std::to_string(meta.files.size()) + " files)");
+    TRY(gate_restore(ctx, view, meta, out));
     out.said = out.changed ? Switched::would_activate : Switched::would_not_change;
     return {};
+  }
+  {
+    // The framework gate before the lock (whose file records its holder).
+    TRY_ASSIGN(store::StoreView pre, read_store(ctx));
+    TRY(gate_restore(ctx, pre, meta, out));
   }
   TRY_ASSIGN(txn::Lock held, lock(ctx));
   remember_recall_lists(ctx, recalls); // under the lock, past the recall gate (F7)

@@ -4,6 +4,7 @@
 #include "gates/postswitch.hpp"
 #include "integrate/loader.hpp"
 #include "integrate/slots.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/recalls.hpp"
 #include "ops/slot_arg.hpp"
 #include "smoke/runner.hpp"
@@ -22,6 +23,16 @@
 namespace cudnnctl::ops {
 
 namespace {
+
+// The framework gate's verdicts on the active build `entry` (doctor/framework_gate.hpp).
+doctor::GateReport framework_drift(const Context& ctx, const store::EntryInfo& entry) {
+  doctor::GateInput in = gate_input(ctx);
+  in.targets = {serving(entry.version)};
+  in.cuda_major = entry.cuda_major;
+  auto compat = doctor::load_compat(ctx.opts().root);
+  in.compat = compat ? &*compat : nullptr;
+  return doctor::evaluate_gate(in);
+}
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -202,6 +213,18 @@ Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& r)
       problem("active " + recall::describe(*hit, entry->version, entry->cuda_major) + "; " +
               recall_fix(view, *entry, *recalls));
     }
+    // A framework on the node that cannot load the active build (the framework gate's rule
+    // set, after the fact: a switch under --force, a framework installed since).
+    if (auto gate = framework_drift(ctx, *entry); !gate.breaking().empty()) {
+      r.frameworks_incompatible = static_cast<int>(gate.breaking().size());
+      r.frameworks = gate.frameworks;
+      for (const auto* v : gate.breaking()) {
+        problem(v->name + (v->version.empty() ? "" : " " + v->version) + " at " + v->path +
+                " cannot load the active cuDNN " + entry->version + ": built for cuDNN " +
+                v->built_for + ", " + v->why +
+                (gate.way_out.empty() ? "" : " (" + gate.way_out + ")"));
+      }
+    }
     if (options.expect && !expect_matches(ctx, view, *r.checked, *options.expect)) {
       problem("active is " + r.checked->version + " (generation " +
               std::to_string(r.checked->generation) + "), expected " + *options.expect);
@@ -270,6 +293,9 @@ std::string prometheus_text(const CheckResult& r) {
          "", r.files_ok ? "1" : "0");
   metric("cudnnctl_recalled", "1 when a signed recall list names the active build, else 0.", "",
          r.recalled ? "1" : "0");
+  metric("cudnnctl_frameworks_incompatible",
+         "Frameworks on the node that cannot load the active cuDNN (the framework gate's rules).",
+         "", std::to_string(r.frameworks_incompatible));
   if (r.last_switch) {
     metric("cudnnctl_last_switch_timestamp_seconds", "When the active generation was switched to.",
            "", check_number(*r.last_switch, 3));
@@ -296,6 +322,8 @@ std::string nfd_text(const CheckResult& r) {
   }
   t += "cudnn.smoke=" + (r.smoke ? r.smoke->status : std::string("unknown")) + "\n";
   t += std::string("cudnn.recalled=") + (r.recalled ? "true" : "false") + "\n";
+  t += std::string("cudnn.frameworks_compatible=") +
+       (r.frameworks_incompatible == 0 ? "true" : "false") + "\n";
   t += std::string("cudnn.healthy=") + (r.healthy ? "true" : "false") + "\n";
   return t;
 }

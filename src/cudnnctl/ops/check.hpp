@@ -54,6 +54,7 @@ struct CheckResult : Outcome {
   std::vector<std::pair<std::string, GenInfo>> other_slots;
   bool files_ok = false;                  // the quick file check of the active generation
   std::optional<recall::Recall> recalled; // the signed recall naming the active build
+  int frameworks_incompatible = 0;        // frameworks that cannot load the checked build
   std::optional<double> last_switch;      // mtime of <prefix>/current (Unix seconds)
   std::optional<CheckSmoke> smoke;
   bool smoke_ran = false; // run by this check (else carried over, or none)
@@ -64,7 +65,8 @@ struct CheckResult : Outcome {
 // transaction; every recorded file, link and directory of the active store entry present
 // with its recorded kind, size, mode and link target (stat only: `verify` hashes);
 // nothing extra in it; the loader drop-in naming its lib/; no signed recall list naming the
-// active build (and none refused under require_signed_recalls); `expect`; with `smoke`, the GPU
+// active build (and none refused under require_signed_recalls); no framework on the node that
+// cannot load it (ops/framework_gate.hpp); `expect`; with `smoke`, the GPU
 // smoke test (failed is unhealthy; skipped, for lack of a usable GPU, is not). With
 // options.slot, the same for that slot's entry (the drop-in must name its lib/ when the loader
 // serves its cuDNN major from it). Errors only when the store cannot be read at all, and for an
@@ -72,12 +74,14 @@ struct CheckResult : Outcome {
 [[nodiscard]] Status evaluate_check(Context& ctx, const CheckOptions& options, CheckResult& out);
 
 // node-exporter textfile text for `r` (cudnnctl_info{version,cuda,generation,slot} 1,
-// cudnnctl_healthy, cudnnctl_verify_ok, cudnnctl_recalled, cudnnctl_last_switch_timestamp_seconds,
+// cudnnctl_healthy, cudnnctl_verify_ok, cudnnctl_recalled, cudnnctl_frameworks_incompatible,
+// cudnnctl_last_switch_timestamp_seconds,
 // cudnnctl_smoke_*, cudnnctl_check_timestamp_seconds).
 std::string prometheus_text(const CheckResult& r);
 
 // node-feature-discovery local feature file text: cudnn.version=, cudnn.major=, cudnn.cuda=,
-// cudnn.smoke= (passed, failed, skipped or unknown), cudnn.recalled=, cudnn.healthy=.
+// cudnn.smoke= (passed, failed, skipped or unknown), cudnn.recalled=,
+// cudnn.frameworks_compatible=, cudnn.healthy=.
 std::string nfd_text(const CheckResult& r);
 
 // The smoke result a previous prometheus_text() recorded, if it described `active`.

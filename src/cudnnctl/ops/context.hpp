@@ -4,6 +4,7 @@
 // with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "doctor/framework_gate.hpp"
 #include "manifest/manifest.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
@@ -50,6 +51,8 @@ struct GlobalOptions {
   bool user = false; // --user: the non-root mode (store/user_dirs.hpp)
   bool quiet = false;
   int verbose = 0;
+  // --scan DIR of the switching commands: more places the framework gate searches.
+  std::vector<std::string> scan;
   std::string argv_line; // the command line, for history and the journal
 };
 
@@ -61,6 +64,8 @@ struct Outcome {
   bool changed = false;
   std::optional<GenInfo> active;
   std::optional<GenInfo> previous;
+  // The framework gate's verdicts (ops/framework_gate.hpp), when it ran: data.frameworks.
+  std::vector<doctor::FrameworkVerdict> frameworks;
 };
 
 class Context {

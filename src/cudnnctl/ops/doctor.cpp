@@ -145,6 +145,9 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   o.prefix = ctx.layout().sys_prefix().string();
   o.cuda_home = ctx.config().cuda_home;
   o.scan = args.scan;
+  // The config's framework_paths: directories the framework gate searches, looked at as --scan.
+  o.scan.insert(o.scan.end(), ctx.config().framework_paths.begin(),
+                ctx.config().framework_paths.end());
   for (const auto& s : o.scan) {
     if (s.empty() || s[0] != '/') {
       return fail(ErrorCode::usage,

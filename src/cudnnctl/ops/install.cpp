@@ -9,6 +9,7 @@
 #include "gates/staged.hpp"
 #include "gpu/prefetch.hpp"
 #include "ops/early_probe.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/install_request.hpp"
 #include "ops/offline.hpp"
 #include "ops/plan.hpp"
@@ -285,6 +286,11 @@ std::optional<Status> install_stored(Context& ctx, const InstallRequest& req,
       !slot) {
     return fail(slot.error());
   }
+  if (auto ok = gate_frameworks(ctx, {serving(e.version)}, "switching to cuDNN " + e.version,
+                                e.cuda_major, out);
+      !ok) {
+    return ok;
+  }
   auto activate = [&]() -> std::optional<Status> {
     const std::string command = "install " + o.version;
     if (ctx.dry_run()) {
@@ -375,6 +381,9 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
     if (!active_generation_of(pre, name)) {
       TRY(switch_slot(ctx, pre, sel.version, sel.cuda_major, slot_choice(o.alongside),
                       Say::nothing));
+      // The frameworks on the node that would load it, before any download (exit 7).
+      TRY(gate_frameworks(ctx, {serving(sel.version)}, "installing cuDNN " + sel.version,
+                          sel.cuda_major, out));
     }
   }
   if (ctx.dry_run()) {

@@ -6,6 +6,7 @@
 #include "integrate/modulefiles.hpp"
 #include "integrate/pkgconfig.hpp"
 #include "ops/adopt.hpp"
+#include "ops/framework_gate.hpp"
 #include "store/entry.hpp"
 #include "store/slots.hpp"
 #include "util/fs.hpp"
@@ -260,6 +261,8 @@ Status purge(Context& ctx, bool yes, PurgeResult& out) {
     if (out.nothing) {
       return {};
     }
+    // The frameworks that load cudnnctl's copy lose it (exit 7, --force), dry runs too.
+    TRY(gate_frameworks(ctx, serving_nothing(view), "purge (it removes cudnnctl's cuDNN)", 0, out));
     if (ctx.dry_run()) {
       out.changed = true; // would change
       return {};

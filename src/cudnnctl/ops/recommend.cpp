@@ -2,12 +2,15 @@
 #include "ops/recommend.hpp"
 
 #include "doctor/compat.hpp"
+#include "doctor/framework_gate.hpp"
 #include "doctor/hostfacts.hpp"
+#include "doctor/ldconf.hpp"
 #include "doctor/recommend.hpp"
 #include "gpu/inventory.hpp"
 #include "host/host.hpp"
 #include "host/inuse.hpp"
 #include "manifest/pins.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/recalls.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -22,6 +25,28 @@ Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out) 
   for (const auto& spec : args.frameworks) {
     TRY_ASSIGN(auto need, doctor::resolve_framework(spec, compat));
     in.frameworks.push_back(std::move(need));
+  }
+  if (args.frameworks.empty()) {
+    // The frameworks found on the node that load the system's cuDNN (those with their own
+    // copy are not served by it), as the framework gate finds them.
+    doctor::RootFs rootfs(root);
+    std::string multiarch = doctor::machine_multiarch();
+    for (const auto& f : doctor::node_frameworks(rootfs, gate_input(ctx), compat)) {
+      if (f.version.empty() || doctor::own_cudnn_copy(rootfs, f, multiarch)) {
+        continue;
+      }
+      std::string spec = f.kind + "==" + f.version.substr(0, f.version.find('+'));
+      if (std::find(out.from_node.begin(), out.from_node.end(), spec) != out.from_node.end()) {
+        continue;
+      }
+      auto need = doctor::resolve_framework(spec, compat);
+      if (!need) {
+        ctx.info(spec + " at " + f.site + " not used: " + need.error().message, 1);
+        continue;
+      }
+      out.from_node.push_back(spec);
+      in.frameworks.push_back(std::move(*need));
+    }
   }
   in.workload = args.workload;
   if (args.compute_capability) {

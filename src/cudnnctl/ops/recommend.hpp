@@ -33,6 +33,9 @@ struct RecommendResult : Outcome {
   doctor::Compat compat;     // built in, with <root>/etc/cudnnctl/compat.d applied
   recall::RecallSet recalls; // the site's recall lists
   doctor::RecommendInput input;
+  // Without --framework: the frameworks found on the node ("torch==2.11.0"), which `input`
+  // holds.
+  std::vector<std::string> from_node;
   std::optional<doctor::Recommendation> recommendation;
 };
 [[nodiscard]] Status recommend(Context& ctx, const RecommendArgs& args, RecommendResult& out);

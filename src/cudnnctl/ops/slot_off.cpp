@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/slot_off.hpp"
 
+#include "ops/framework_gate.hpp"
 #include "ops/slot_arg.hpp"
 #include "store/slots.hpp"
 
@@ -35,13 +36,37 @@ void fill(const store::StoreView& view, const std::string& slot, SlotOffResult& 
   out.entry = view.entry_of(view.slot_current(slot)).value_or("");
 }
 
+// The framework gate: the slot's cuDNN major is served afterwards by another active slot of
+// that major, or by nothing of cudnnctl's.
+Status gate_slot_off(Context& ctx, const store::StoreView& view, const std::string& slot,
+                     SlotOffResult& out) {
+  const auto* leaving = view.slot_entry(slot);
+  if (!leaving) {
+    return {};
+  }
+  doctor::GateTarget after = serving(leaving->version);
+  after.version = std::nullopt;
+  for (const auto& a : view.active_slots()) {
+    const auto* e = a.slot == slot ? nullptr : view.slot_entry(a.primary ? "" : a.slot);
+    if (e && serving(e->version).major == after.major) {
+      after.version = e->version;
+    }
+  }
+  return gate_frameworks(ctx, {after},
+                         "deactivating slot " + slot + " (cuDNN " + leaving->version + ")", 0, out);
+}
+
 } // namespace
 
 Status deactivate_slot(Context& ctx, const std::optional<std::string>& arg, SlotOffResult& out) {
+  bool gated = false;
   if (ctx.dry_run() || nothing_pending(ctx)) {
     // Bad input is refused before the lock (which creates the state directory).
     TRY_ASSIGN(store::StoreView pre, read_store(ctx));
     TRY_ASSIGN(std::string slot, slot_to_deactivate(pre, arg));
+    // The framework gate before the lock (whose file records its holder).
+    TRY(gate_slot_off(ctx, pre, slot, out));
+    gated = true;
     if (ctx.dry_run()) {
       fill(pre, slot, out);
       out.active = gen_info(ctx, pre, pre.current);
@@ -56,6 +81,9 @@ Status deactivate_slot(Context& ctx, const std::optional<std::string>& arg, Slot
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   TRY_ASSIGN(std::string slot, slot_to_deactivate(view, arg));
   fill(view, slot, out);
+  if (!gated) {
+    TRY(gate_slot_off(ctx, view, slot, out));
+  }
   TRY_ASSIGN(auto tx,
              txn::Transaction::begin(held, ctx.site(),
                                      txn::Intent::slot_deactivation("use", slot, out.entry)));

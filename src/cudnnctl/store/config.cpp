@@ -40,6 +40,18 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
       } else {
         return type_error("an array of URL strings");
       }
+    } else if (key == "framework_paths") {
+      auto v = as<std::vector<std::string>>(e);
+      if (!v) {
+        return type_error("an array of absolute paths, such as [\"/srv/envs\"]");
+      }
+      for (const auto& p : *v) {
+        if (p.empty() || p[0] != '/') {
+          return fail(ErrorCode::usage,
+                      where(source, e) + "framework_paths: \"" + p + "\" is not an absolute path");
+        }
+      }
+      c.framework_paths = *v;
     } else if (key == "cuda_homes") {
       auto v = as<std::vector<std::string>>(e);
       if (!v || v->empty()) {
@@ -143,7 +155,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source) {
               "require_pin, "
               "lock_timeout, keep_generations, smoke_timeout, manage_cuda_home, "
               "require_signed_recalls, recalls_from_mirror, perf_gate, module_files, cuda_module, "
-              "keep_cache)");
+              "keep_cache, framework_paths)");
     }
   }
   return c;

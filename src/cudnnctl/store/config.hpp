@@ -44,6 +44,9 @@ struct Config {
   // Keep the verified archive in the download cache after an install (a reinstall or
   // another root's install needs no download); false: as `install --no-cache`.
   bool keep_cache = true;
+  // Directories the framework gate also searches for framework consumers (site-packages,
+  // conda environments, virtual environments), as the managed system names them.
+  std::vector<std::string> framework_paths;
 
   // The managed CUDA homes: cuda_homes, or [cuda_home] when it is unset.
   [[nodiscard]] std::vector<std::string> homes() const {

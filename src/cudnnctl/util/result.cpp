@@ -18,6 +18,7 @@ ErrorCode category(ErrorCode code) {
   case ErrorCode::confirmation_required:
     return ErrorCode::usage;
   case ErrorCode::no_cuda_build:
+  case ErrorCode::framework_incompatible:
     return ErrorCode::requirement;
   case ErrorCode::mirror_not_found:
   case ErrorCode::mirror_not_manifest:
@@ -47,7 +48,8 @@ const std::vector<ErrorCode>& all_error_codes() {
                                              ErrorCode::mirror_not_found,
                                              ErrorCode::mirror_not_manifest,
                                              ErrorCode::needs_root,
-                                             ErrorCode::confirmation_required};
+                                             ErrorCode::confirmation_required,
+                                             ErrorCode::framework_incompatible};
   return all;
 }
 
@@ -117,6 +119,8 @@ const char* code_name(ErrorCode code) {
     return "mirror_not_manifest";
   case ErrorCode::needs_root:
     return "needs_root";
+  case ErrorCode::framework_incompatible:
+    return "framework_incompatible";
   }
   return "internal";
 }

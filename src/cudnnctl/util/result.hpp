@@ -26,17 +26,18 @@ enum class ErrorCode {
   problems,    // 8: verify/doctor found problems
   // Finer conditions, each in one category above (category()); their names are the
   // "error.code" of --json, documented in docs/ERRORS.md.
-  nothing_active,        // 2: env/verify/backup/smoke with no generation active
-  nothing_to_roll_back,  // 2: rollback with nothing active or nothing before the active one
-  no_such_generation,    // 2: rollback --to N of a generation that does not exist
-  not_installed,         // 2: use/remove of a version that is not in the store
-  is_active,             // 2: remove of the active version
-  unknown_version,       // 2: a VERSION no mirror serves and cudnnctl does not know
-  no_cuda_build,         // 7: the release has no build for the CUDA major this host needs
-  mirror_not_found,      // 3: a release cudnnctl knows, 404 on every mirror
-  mirror_not_manifest,   // 3: a mirror answered something else (an HTML page) for a manifest
-  needs_root,            // 2: --user mode refuses what only the system mode does (adopt)
-  confirmation_required, // 2: purge without --yes (and not a dry run)
+  nothing_active,         // 2: env/verify/backup/smoke with no generation active
+  nothing_to_roll_back,   // 2: rollback with nothing active or nothing before the active one
+  no_such_generation,     // 2: rollback --to N of a generation that does not exist
+  not_installed,          // 2: use/remove of a version that is not in the store
+  is_active,              // 2: remove of the active version
+  unknown_version,        // 2: a VERSION no mirror serves and cudnnctl does not know
+  no_cuda_build,          // 7: the release has no build for the CUDA major this host needs
+  mirror_not_found,       // 3: a release cudnnctl knows, 404 on every mirror
+  mirror_not_manifest,    // 3: a mirror answered something else (an HTML page) for a manifest
+  needs_root,             // 2: --user mode refuses what only the system mode does (adopt)
+  confirmation_required,  // 2: purge without --yes (and not a dry run)
+  framework_incompatible, // 7: the switch would break a framework on the node (the framework gate)
 };
 
 // The category of the exit-code table `code` belongs to (itself for the categories).

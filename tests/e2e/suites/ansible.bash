@@ -310,6 +310,40 @@ command -v openssl >/dev/null || fail "the openssl CLI is needed to sign the rec
   expect_active 9.27.0.42 h3
 }
 
+TEST "the framework gate: the module fails with rc 7 and the gate's message, check mode predicts it, force switches"
+command -v gcc >/dev/null || fail "gcc is needed to build the fake torch"
+{
+  RR=${ROOT[h5]}
+  SITE=/opt/torch/.venv/lib/python3.12/site-packages
+  DOCTOR_STUB_CACHE=$E2E_TMP/stubs python3 "$E2E_FIXTURES/doctor/mkroot.py" torch "$RR" $SITE 2.11.0 \
+    --pin nvidia-cudnn-cu12==9.19.0.56
+  # 9.27.0 active (torch accepts it), then 9.1.0 asked for (torch was built for 9.19).
+  play -e cudnn_version=9.27.0 --limit h5
+  [ "$RC" -eq 0 ] || fail "ansible-playbook -e cudnn_version=9.27.0 exited $RC"
+  expect_active 9.27.0.42 h5
+  tree_snapshot "$RR" >"$E2E_TMP/h5.before"
+  play --check -e cudnn_version=9.1.0 --limit h5
+  expect_eq "$RC" 2 "ansible-playbook --check exit status"
+  expect_module '["rc"]' 7 h5
+  expect_module '["error_code"]' framework_incompatible h5
+  play -e cudnn_version=9.1.0 --limit h5
+  expect_eq "$RC" 2 "ansible-playbook exit status"
+  expect_stats failures 1 h5
+  expect_module '["rc"]' 7 h5
+  expect_module '["error_code"]' framework_incompatible h5
+  expect_module '["frameworks"][0]["verdict"]' breaks h5
+  expect_module '["frameworks"][0]["built_for"]' 9.19.0.56 h5
+  msg=$(module_result '["msg"]' h5)
+  case $msg in *"would break 1 framework"*"torch 2.11.0 at $SITE was built for cuDNN 9.19.0.56"*"--force"*) ;;
+  *) fail "h5: msg is not the gate's: $msg" ;; esac
+  tree_snapshot "$RR" >"$E2E_TMP/h5.after"
+  cmp -s "$E2E_TMP/h5.before" "$E2E_TMP/h5.after" || fail "h5: a refused task changed the root"
+  play -e cudnn_version=9.1.0 -e cudnn_force=true --limit h5
+  [ "$RC" -eq 0 ] || fail "ansible-playbook -e cudnn_force=true exited $RC"
+  expect_module '["changed"]' true h5
+  expect_active 9.1.0.70 h5
+}
+
 TEST "nothing was written outside the test's temporary directory"
 tree_snapshot "$ANS" >"$E2E_TMP/ans.after"
 cmp "$E2E_TMP/ans.before" "$E2E_TMP/ans.after" || fail "scripts/ansible changed: $(diff "$E2E_TMP/ans.before" "$E2E_TMP/ans.after" | head)"

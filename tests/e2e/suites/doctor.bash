@@ -6,17 +6,7 @@
 # global options after the subcommand, --scan.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 require_cudnnctl
-command -v gcc >/dev/null || skip "gcc is needed to build the stub libraries"
-
-MK=$E2E_FIXTURES/doctor/mkroot.py
-mk() { python3 "$MK" "$@"; }
-export DOCTOR_STUB_CACHE=$E2E_TMP/stubs
-unset LD_LIBRARY_PATH LD_PRELOAD CONDA_PREFIX
-NOPROC=$E2E_TMP/proc-none # no NVIDIA kernel module
-mkdir -p "$NOPROC"
-export CUDNNCTL_TEST_PROC=$NOPROC
-SITE=/opt/torch/.venv/lib/python3.12/site-packages
-MA=/usr/lib/x86_64-linux-gnu
+mkroot_env # mk, SITE, MA, NOPROC (no NVIDIA kernel module)
 
 # base_root: a fresh root with /etc/ld.so.conf, multiarch dirs and an empty dpkg database.
 base_root() {

@@ -91,8 +91,15 @@ options:
   force:
     description:
       - Install or switch to a build that a signed recall list names, and past the CUDA
-        toolkit and driver refusals (C(--force)); each override is a warning. Without it a
-        recalled build fails the task with C(rc=7) and I(recalled).
+        toolkit and driver refusals and the framework gate (C(--force)); each override is a
+        warning. Without it a recalled build fails the task with C(rc=7) and I(recalled).
+      - The framework gate refuses a switch that would break a framework on the node (torch,
+        TensorFlow, JAX, ONNX Runtime, TensorRT that load the system's cuDNN). The task then
+        fails with C(rc=7), I(error_code=framework_incompatible), cudnnctl's message (each
+        framework, its path, what it was built for, what it would load, and a release that
+        serves them all) and I(frameworks). In check mode the C(--dry-run) predicts the same
+        failure. I(force=true) is the override; the switch happens and the warning says what
+        breaks.
     type: bool
     default: false
   require_pin:
@@ -282,6 +289,19 @@ recalled:
     reason: {description: Why it is recalled, type: str}
     url: {description: Where to read more, type: str}
     list: {description: The list it comes from, type: str}
+frameworks:
+  description: The framework gate's verdict on each framework found on the node, when a switch
+    was refused (C(error_code=framework_incompatible)).
+  returned: on failure when the framework gate ran
+  type: list
+  elements: dict
+  contains:
+    name: {description: torch, tensorflow, jax, onnxruntime or tensorrt, type: str}
+    version: {description: The framework's version, type: str}
+    path: {description: Its site-packages (TensorRT, its library directory), type: str}
+    built_for: {description: The cuDNN it was built for, type: str}
+    would_load: {description: What it would load after the switch, type: str}
+    verdict: {description: ok, breaks, own-copy or unaffected, type: str}
 rc:
   description: Exit code of the cudnnctl command that failed.
   returned: failure
@@ -376,6 +396,9 @@ class Cli(object):
             recalled = (result.get("data") or {}).get("recalled")
             if recalled:
                 details["recalled"] = recalled
+            frameworks = (result.get("data") or {}).get("frameworks")
+            if frameworks:
+                details["frameworks"] = frameworks
             raise CudnnctlError(error.get("message") or "cudnnctl failed with exit %d" % rc, **details)
         return result
 
