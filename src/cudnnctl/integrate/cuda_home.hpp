@@ -15,9 +15,9 @@
 // ever mixes two cuDNN builds.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 #include "util/stamp.hpp"
 
 #include <filesystem>

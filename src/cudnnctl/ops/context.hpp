@@ -4,13 +4,13 @@
 // with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "core/result.hpp"
 #include "manifest/manifest.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
 #include "store/view.hpp"
 #include "txn/transaction.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <optional>

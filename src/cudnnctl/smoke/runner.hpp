@@ -6,8 +6,8 @@
 // crash.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/process.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
 #include <filesystem>

@@ -4,8 +4,8 @@
 // directory before the rename that publishes the entry, so it is part of the entry).
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
