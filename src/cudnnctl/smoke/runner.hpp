@@ -173,13 +173,14 @@ public:
   [[nodiscard]] std::optional<ProbeResult> probe(const ProbeRequest& request,
                                                  std::chrono::seconds timeout);
 
-  // Early loads (install's repack pass, ops/early_probe.hpp): sends `file` of `dir` (`shim`:
-  // as the request's shim) to the child now, from any thread, also while another reads its
-  // inventory: the child loads it once its inventory is out (the request lines wait in the
+  // Early loads (install's repack pass, ops/early_probe.hpp): sends `file` of `dir` (as a library
+  // to load, or as the request's shim) to the child now, from any thread, also while another reads
+  // its inventory: the child loads it once its inventory is out (the request lines wait in the
   // pipe). False when it cannot be sent (a newline in a name, another directory than the
   // first file's, the child gone or discarded): then probe() sends it, or declines.
+  enum class EarlyAs { library, shim };
   [[nodiscard]] bool send_early(const std::filesystem::path& dir, const std::string& file,
-                                bool shim = false);
+                                EarlyAs as = EarlyAs::library);
   // What was sent early belongs to a tree that is gone (a refused repack): probe() declines,
   // so that a child of its own probes the next tree.
   void discard_early();
