@@ -90,16 +90,8 @@ Status record_originals(Context& ctx, const AdoptPlan& plan, const fs::path& bac
     r.path = c.found.path.string();
     r.entry = plan.entry;
     r.file = c.entry_path;
-    r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
-    r.mode = c.found.mode;
-    r.size = c.found.size;
-    r.mtime = c.mtime;
-    r.uid = c.uid;
-    r.gid = c.gid;
-    r.sha256 = c.sha256;
-    r.target = c.found.target;
+    put_original_facts(c, r);
     r.backup = backup_sys;
-    r.stamp = c.stamp;
     state.adopted.push_back(std::move(r));
   }
   TRY(integrate::write_home_state(layout, state));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "smoke/exit_codes.hpp"
 #include "util/process.hpp"
 
 #include <chrono>
@@ -21,13 +22,6 @@
 namespace cudnnctl::smoke {
 
 // --- Interface ---
-
-// Exit status of cudnnctl-smoke (documented in helper_main.cpp and docs/GPU.md).
-inline constexpr int k_helper_passed = 0;
-inline constexpr int k_helper_failed = 1;
-inline constexpr int k_helper_usage = 2;
-inline constexpr int k_helper_no_gpu = 3;
-inline constexpr int k_helper_unusable = 4;
 
 inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 

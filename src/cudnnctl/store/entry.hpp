@@ -76,4 +76,10 @@ void from_json(const nlohmann::json& j, EntryInfo& e);
 [[nodiscard]] Result<std::vector<EntryInfo>> list_entries(const Layout& layout,
                                                           std::vector<std::string>& warnings);
 
+// The paths under `dir` (relative, in directory order) that `e` does not record, its metadata
+// file aside: files nobody installed (`check`, `verify`). A directory that cannot be read ends
+// the walk with `ec` set. Reads only.
+std::vector<std::string> unrecorded_files(const fs::path& dir, const EntryInfo& e,
+                                          std::error_code& ec);
+
 } // namespace cudnnctl::store
