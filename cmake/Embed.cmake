@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-# cudnnctl_embed(TEMPLATE OUTPUT DELIMITER VAR FILE [VAR FILE ...]): reads each FILE into the
+# cudnnctl_embed(TEMPLATE DELIMITER VAR FILE [VAR FILE ...]): reads each FILE into the
 # variable VAR, refuses one that contains the raw string delimiter `)DELIMITER"` the template
-# wraps it in, and configures TEMPLATE (@ONLY) into OUTPUT. Editing a FILE re-runs CMake. The
-# data files compiled into the binary (pins, GPU support, compatibility facts) come in this way.
-function(cudnnctl_embed template output delimiter)
+# wraps it in, configures TEMPLATE (@ONLY, "x.cpp.in") into the binary directory ("x.cpp") and
+# adds that source to cudnnctl_core. Editing a FILE re-runs CMake. The data files compiled into
+# the binary (pins, GPU support, compatibility facts) come in this way.
+function(cudnnctl_embed template delimiter)
   set(pairs ${ARGN})
   while(pairs)
     list(POP_FRONT pairs var file)
@@ -15,5 +16,7 @@ function(cudnnctl_embed template output delimiter)
     endif()
     set(${var} "${content}")
   endwhile()
+  string(REGEX REPLACE "\\.in$" "" output "${CMAKE_CURRENT_BINARY_DIR}/${template}")
   configure_file(${template} ${output} @ONLY)
+  target_sources(cudnnctl_core PRIVATE ${output})
 endfunction()
