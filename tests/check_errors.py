@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
-result_cpp = (root / "src/cudnnctl/util/result.cpp").read_text()
+result_cpp = (root / "src/cudnnctl/core/result.cpp").read_text()
 doc = (root / "docs/ERRORS.md").read_text()
 
 used = set()

@@ -163,7 +163,7 @@ TEST_CASE("locate_home resolves cuda -> cuda-X.Y and lib64 -> targets/<arch>/lib
     fs::create_symlink(integrate::link_text(layout, d.lib_dir, "E", "lib/libcudnn.so.9"),
                        lib / "libcudnn.so.9");
     touch(lib / "libcublas.so.12");
-    auto f = integrate::scan_dir(layout, d.lib_dir, false);
+    auto f = integrate::scan_dir(layout, d.lib_dir, integrate::Names::libraries);
     REQUIRE(f.size() == 2);
     CHECK(f[0].path.filename() == "libcudnn.so.9");
     CHECK(f[0].cls == Found::Class::managed);

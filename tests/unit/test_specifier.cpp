@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Version specifiers as pip writes them, the interval algebra under them, and the errors a
 // person gets for a bad one.
-#include "util/specifier.hpp"
+#include "manifest/specifier.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace cudnnctl;
-using namespace cudnnctl::util;
+using namespace cudnnctl::manifest;
 
 namespace {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "archive/backup_writer.hpp"
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

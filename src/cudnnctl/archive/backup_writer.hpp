@@ -4,7 +4,7 @@
 // are stored as symlinks. The only file that sees libarchive's write API.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 #include "util/stamp.hpp"
 
 #include <cstdint>

@@ -5,8 +5,8 @@
 // written through a symlink, whatever is already in the tree.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <span>

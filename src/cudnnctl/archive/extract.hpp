@@ -6,7 +6,7 @@
 // filter programs on unverified bytes).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -15,8 +15,8 @@
 // Memory: slots x slot_size, whatever the archive.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 #include "util/sha256.hpp"
 
 #include <condition_variable>

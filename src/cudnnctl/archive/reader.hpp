@@ -4,7 +4,7 @@
 #pragma once
 
 #include "archive/extract.hpp"
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstddef>
 #include <cstdint>

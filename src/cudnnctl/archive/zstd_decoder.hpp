@@ -6,7 +6,7 @@
 #pragma once
 
 #include "archive/zstd_frames.hpp"
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <condition_variable>
 #include <cstddef>

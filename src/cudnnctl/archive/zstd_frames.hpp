@@ -5,7 +5,7 @@
 // one ordinary .tar.zst: `zstd -dc`, libarchive and older cudnnctl read it as before.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstddef>
 #include <cstdint>

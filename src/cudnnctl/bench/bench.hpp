@@ -10,8 +10,8 @@
 // render with render.hpp; compare() gives the perf-gate verdict.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/process.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
 #include <filesystem>

@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/help_text.hpp"
 #include "cli/output.hpp"
+#include "core/signals.hpp"
 #include "fetch/fetch.hpp"
 #include "ops/adopt.hpp"
 #include "ops/context.hpp"
@@ -13,7 +14,6 @@
 #include "txn/transaction.hpp"
 #include "util/hooks.hpp"
 #include "util/lock.hpp"
-#include "util/signals.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -360,7 +360,7 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
     return print_outcome(g.json, g.quiet, report, nullptr, ctx.error());
   }
   // SIGINT/SIGTERM/SIGHUP: one line saying what the interruption leaves (docs/RELIABILITY.md).
-  util::install_interrupt_handlers(ctx->layout().journal_file());
+  core::install_interrupt_handlers(ctx->layout().journal_file());
   // A wait for another cudnnctl is never silent: who holds the lock and since when at once,
   // then a line every few seconds on a terminal (or with -v).
   const bool tty = ::isatty(STDERR_FILENO) == 1;
@@ -416,7 +416,7 @@ int run(int argc, char** argv) {
   // An interrupt says what it leaves from the command's first instruction on (issue 34, F16: a
   // signal in its first milliseconds, before the options were parsed, killed it without the
   // line); run_parsed names the journal once the layout is known.
-  util::install_interrupt_handlers({});
+  core::install_interrupt_handlers({});
   (void)util::hook("startup"); // test hook: a pause here is an interrupt before anything else
   // `adopt --undo`'s part of a deactivation: the recovery at the start of any command may have
   // to finish one.

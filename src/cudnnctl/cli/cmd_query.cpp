@@ -16,8 +16,11 @@ using nlohmann::json;
 
 namespace {
 
+// Whether put_slots also writes the human lines of the slots kept alongside.
+enum class SlotLines { human, data_only };
+
 // data.slots: every active slot (DESIGN.md "Slots"), the primary first.
-void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, bool human) {
+void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, SlotLines lines) {
   json list = json::array();
   for (const auto& s : slots) {
     list.push_back({{"slot", s.slot},
@@ -29,7 +32,7 @@ void put_slots(const std::vector<ops::SlotInfo>& slots, Report& report, bool hum
                     {"primary", s.primary}});
   }
   report.data()["slots"] = list;
-  if (human && slots.size() > 1) {
+  if (lines == SlotLines::human && slots.size() > 1) {
     std::vector<std::string> parts;
     for (const auto& s : slots) {
       parts.push_back(s.slot + (s.primary ? " (primary)" : "") + ": cuDNN " + s.info.version +
@@ -77,7 +80,7 @@ void render(const ops::StatusResult& r, const ops::Context& ctx, Report& report)
   if (r.in_progress) {
     report.line("running:  " + *r.in_progress);
   }
-  put_slots(r.slots, report, true);
+  put_slots(r.slots, report, SlotLines::human);
   report.line("store:    " + std::to_string(r.installed) + " installed build(s), " +
               util::human_bytes(r.store_bytes) + ", " + std::to_string(r.generations) +
               " generation(s)");
@@ -117,7 +120,7 @@ void render(const ops::ListResult& r, const ops::Context& ctx, Report& report) {
   report.outcome = r;
   const auto& view = r.view;
   json installed = json::array();
-  put_slots(r.slots, report, false);
+  put_slots(r.slots, report, SlotLines::data_only);
   for (const auto& e : view.entries) {
     std::vector<int> gens;
     for (const auto& g : view.generations) {
@@ -245,7 +248,7 @@ void render(const ops::VerifyResult& r, Report& report) {
     data["generation"] = r.generation;
   }
   put_findings(r.findings, report);
-  smoke_lines(r.findings, report, true);
+  smoke_lines(r.findings, report, Skipped::say);
   if (!r.slots.empty()) { // --all-slots: one line per slot
     json slots = json::array();
     for (const auto& s : r.slots) {
@@ -363,7 +366,7 @@ void register_smoke(CLI::App& app, Action& action) {
             report.data()["entry"] = r.entry;
           }
           put_findings(r.findings, report);
-          smoke_lines(r.findings, report, true);
+          smoke_lines(r.findings, report, Skipped::say);
           return st;
         };
       });

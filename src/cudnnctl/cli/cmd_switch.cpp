@@ -134,7 +134,11 @@ void register_switch(CLI::App& app, Action& action) {
   rb->callback([to, slot, undo, &action] {
     action = [to, slot, undo](ops::Context& ctx, Report& report) {
       ops::RollbackResult r;
-      Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, *to, r, *slot);
+      std::optional<ops::RollbackTo> where;
+      if (*to) {
+        where = ops::RollbackTo::parse(**to);
+      }
+      Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, where, r, *slot);
       render(r, report);
       return st;
     };

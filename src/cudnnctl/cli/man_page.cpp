@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cudnnctl.1, written from a CliSpec with the man(7) macros.
 #include "cli/cli_spec.hpp"
-#include "util/result.hpp"
+#include "core/result.hpp"
 #include "util/strings.hpp"
 
 #include <sstream>

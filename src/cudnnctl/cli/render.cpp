@@ -109,7 +109,7 @@ void put_findings(const gates::Findings& f, Report& report) {
   }
 }
 
-void smoke_lines(const gates::Findings& f, Report& report, bool say_skipped) {
+void smoke_lines(const gates::Findings& f, Report& report, Skipped skipped) {
   if (!f.smoke) {
     return;
   }
@@ -117,7 +117,8 @@ void smoke_lines(const gates::Findings& f, Report& report, bool say_skipped) {
     report.line("smoke test: " + describe_gpu(g));
   }
   // A skipped test was said once, by its warning on stderr (issue 19: not twice).
-  if (f.smoke->gpus.empty() && (say_skipped || f.smoke->outcome != smoke::Outcome::skipped)) {
+  if (f.smoke->gpus.empty() &&
+      (skipped == Skipped::say || f.smoke->outcome != smoke::Outcome::skipped)) {
     report.line(std::string("smoke test: ") + smoke::outcome_name(f.smoke->outcome) + ": " +
                 f.smoke->message);
   }

@@ -24,9 +24,10 @@ nlohmann::json recall_json(const recall::Recall& recall);
 void put_findings(const gates::Findings& findings, Report& report);
 
 // "smoke test: GPU 0 (...): passed, ..." a line per GPU (or one line), when the test ran.
-// `say_skipped`: also a result line for a skipped test (the `smoke` and `verify --smoke`
+// Skipped::say: also a result line for a skipped test (the `smoke` and `verify --smoke`
 // commands, whose answer it is); a switch says a skip once, by its warning on stderr.
-void smoke_lines(const gates::Findings& findings, Report& report, bool say_skipped = false);
+enum class Skipped { say, quiet };
+void smoke_lines(const gates::Findings& findings, Report& report, Skipped skipped = Skipped::quiet);
 
 // "cuDNN V (CUDA C, P) is active as generation N: PATH", when something is active.
 void say_active(const ops::Outcome& outcome, Report& report);

@@ -7,8 +7,8 @@
 // or overrides rows in <root>/etc/cudnnctl/compat.d/*.json (load_compat).
 #pragma once
 
-#include "util/result.hpp"
-#include "util/specifier.hpp"
+#include "core/result.hpp"
+#include "manifest/specifier.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -20,17 +20,17 @@
 
 namespace cudnnctl::doctor {
 
-// The specifier algebra lives in util/ (recall lists use it too); doctor's code names it
+// The specifier algebra lives in manifest/ (recall lists use it too); doctor's code names it
 // unqualified.
-using util::compare_keys;
-using util::key_text;
-using util::normalize_name;
-using util::parse_requirement;
-using util::parse_specifier;
-using util::parse_version_key;
-using util::Requirement;
-using util::VersionKey;
-using util::VersionSet;
+using manifest::compare_keys;
+using manifest::key_text;
+using manifest::normalize_name;
+using manifest::parse_requirement;
+using manifest::parse_specifier;
+using manifest::parse_version_key;
+using manifest::Requirement;
+using manifest::VersionKey;
+using manifest::VersionSet;
 
 // --- Interface ---
 

@@ -3,10 +3,10 @@
 // lock, loads no library into this process).
 #pragma once
 
+#include "core/result.hpp"
 #include "doctor/compat.hpp"
 #include "doctor/model.hpp"
 #include "recall/recall.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -9,10 +9,10 @@
 // the constraints that cannot be met together. Pure: no I/O.
 #pragma once
 
+#include "core/result.hpp"
 #include "doctor/compat.hpp"
 #include "gpu/support.hpp"
 #include "recall/recall.hpp"
-#include "util/result.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>

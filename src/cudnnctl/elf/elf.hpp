@@ -3,7 +3,7 @@
 // parser, not a hand-written one): SONAME, NEEDED, RPATH, RUNPATH, section names.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

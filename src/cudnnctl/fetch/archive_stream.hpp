@@ -3,9 +3,9 @@
 // kept in step with the <sha256>.partial file on disk.
 #pragma once
 
+#include "core/result.hpp"
 #include "fetch/fetch.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 #include "util/sha256_worker.hpp"
 
 #include <cstdint>

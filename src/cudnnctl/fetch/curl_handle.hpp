@@ -3,8 +3,8 @@
 // project that includes <curl/curl.h>.
 #pragma once
 
+#include "core/result.hpp"
 #include "fetch/fetch.hpp"
-#include "util/result.hpp"
 
 #include <array>
 #include <cstdint>

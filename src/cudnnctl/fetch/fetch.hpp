@@ -4,7 +4,7 @@
 // Nothing downloaded is trusted before verification.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -3,9 +3,9 @@
 // body callbacks, and the retry loop around it. Shared by fetch_first and fetch_archive.
 #pragma once
 
+#include "core/result.hpp"
 #include "fetch/classify.hpp"
 #include "fetch/fetch.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <functional>

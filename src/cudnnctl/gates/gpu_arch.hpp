@@ -6,10 +6,10 @@
 // driver checks of requirements.cpp, which calls it.
 #pragma once
 
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "gpu/inventory.hpp"
 #include "manifest/manifest.hpp"
-#include "util/result.hpp"
 
 #include <string>
 

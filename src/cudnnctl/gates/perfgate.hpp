@@ -7,9 +7,9 @@
 #pragma once
 
 #include "bench/bench.hpp"
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "store/entry.hpp"
-#include "util/result.hpp"
 
 #include <string>
 

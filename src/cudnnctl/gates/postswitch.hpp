@@ -3,9 +3,9 @@
 // --no-smoke) pass the GPU smoke test. A failure there reverts the switch (exit 5).
 #pragma once
 
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "store/entry.hpp"
-#include "util/result.hpp"
 
 #include <string>
 

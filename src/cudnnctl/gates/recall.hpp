@@ -3,9 +3,9 @@
 // signed recall list (ops/recalls.hpp loads them)?
 #pragma once
 
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "recall/recall.hpp"
-#include "util/result.hpp"
 
 #include <string>
 

@@ -3,10 +3,10 @@
 // compute-capability part may finish after install's download: finish_gpu_arch.)
 #pragma once
 
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "gpu/prefetch.hpp"
 #include "manifest/manifest.hpp"
-#include "util/result.hpp"
 
 namespace cudnnctl::gates {
 

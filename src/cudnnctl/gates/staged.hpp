@@ -4,10 +4,10 @@
 // directory, so the system is unchanged. Only the components installed are checked.
 #pragma once
 
+#include "core/result.hpp"
 #include "gates/findings.hpp"
 #include "manifest/manifest.hpp"
 #include "smoke/runner.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <optional>

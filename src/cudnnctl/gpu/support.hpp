@@ -6,7 +6,7 @@
 // the callers (install/use refusal with exit 7, doctor, recommend) are wired in ops/.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <map>
 #include <optional>

@@ -6,7 +6,7 @@
 // modify a file dpkg owns.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <map>

@@ -9,7 +9,7 @@
 // versions and hold states come from host/dpkg.hpp.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <map>

@@ -2,7 +2,7 @@
 // Facts about the machine: platform key, installed CUDA toolkit (under --root).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -4,10 +4,10 @@
 // recovery runs it again when it rolls forward or back.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

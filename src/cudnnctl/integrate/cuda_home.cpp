@@ -122,11 +122,11 @@ std::string link_text(const store::Layout& layout, const fs::path& sys_dir,
   return util::relative_to(layout.sys_entry_dir(entry) / file, sys_dir).string();
 }
 
-std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir, bool headers) {
+std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir, Names names) {
   std::vector<Found> out;
   fs::path host_dir = layout.host(sys_dir);
   for (const auto& name : util::dir_names(host_dir)) {
-    if (headers ? !is_cudnn_header(name) : !is_cudnn_library(name)) {
+    if (names == Names::headers ? !is_cudnn_header(name) : !is_cudnn_library(name)) {
       continue;
     }
     struct stat st;

@@ -15,9 +15,9 @@
 // ever mixes two cuDNN builds.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 #include "util/stamp.hpp"
 
 #include <filesystem>
@@ -69,10 +69,13 @@ struct Found {
   std::string why; // foreign: "dpkg package X" / "update-alternatives group Y"
 };
 
+// Which cuDNN names scan_dir lists.
+enum class Names { headers, libraries };
+
 // Lists cuDNN names (headers or libraries) in the system directory `sys_dir`, classified as
 // managed or unmanaged (callers refine unmanaged into takeover/foreign). Missing dir: empty.
 [[nodiscard]] std::vector<Found> scan_dir(const store::Layout& layout, const fs::path& sys_dir,
-                                          bool headers);
+                                          Names names);
 
 // Removes temporaries a crash left in the system directory `sys_dir` (".cudnn*.tmp.*" and
 // ".libcudnn*.tmp.*", which only cudnnctl creates); returns their system paths.

@@ -129,8 +129,8 @@ list_dirs(const store::Layout& layout, const std::vector<fs::path>& dirs, const 
     if (sweep) {
       TRY(sweep_tmp(layout, d));
     }
-    auto found = scan_dir(layout, d, true);
-    auto libs = scan_dir(layout, d, false);
+    auto found = scan_dir(layout, d, Names::headers);
+    auto libs = scan_dir(layout, d, Names::libraries);
     found.insert(found.end(), libs.begin(), libs.end());
     for (auto& f : found) {
       if (f.cls != Found::Class::unmanaged) {

@@ -5,12 +5,12 @@
 // and <prefix>/lib/pkgconfig/cudnn.pc follows. Idempotent: recovery simply runs it again.
 #pragma once
 
+#include "core/result.hpp"
 #include "integrate/cuda_home.hpp"
 #include "store/config.hpp"
 #include "store/layout.hpp"
 #include "store/view.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

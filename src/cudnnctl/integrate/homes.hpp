@@ -9,12 +9,12 @@
 // (home_links.cpp).
 #pragma once
 
+#include "core/result.hpp"
 #include "integrate/cuda_home.hpp"
 #include "integrate/slots.hpp"
 #include "store/config.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

@@ -7,8 +7,8 @@
 // copy wins for every process without its own RPATH.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

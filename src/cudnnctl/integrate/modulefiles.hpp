@@ -11,11 +11,11 @@
 // crash leaves at worst files that the next command rewrites.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/config.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <optional>

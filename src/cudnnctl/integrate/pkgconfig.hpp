@@ -6,9 +6,9 @@
 // PKG_CONFIG_SYSROOT_DIR=<root> so that -I/-L name host paths.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <string>

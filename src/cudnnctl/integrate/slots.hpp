@@ -6,10 +6,10 @@
 // else the highest CUDA major. The others are reached through `env` or their slot pointer.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/config.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

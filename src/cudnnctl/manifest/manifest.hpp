@@ -4,7 +4,7 @@
 // of redistrib_9.27.0.json (windows-arm64 holds a "cuda13" package AND flat fields).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <map>

@@ -5,7 +5,7 @@
 // of cudnnctl-repack/<original archive sha256>.json, per original archive.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <map>

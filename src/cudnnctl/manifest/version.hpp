@@ -3,7 +3,7 @@
 // (minors >= 10 exist: 9.10 > 9.9).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <compare>
 #include <cstdint>

@@ -78,7 +78,7 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
 namespace {
 
 // The generation `rollback [--to N] [--slot S]` goes to from `view`.
-Result<int> rollback_plan(const store::StoreView& view, const std::optional<std::string>& to_arg,
+Result<int> rollback_plan(const store::StoreView& view, const std::optional<RollbackTo>& to_arg,
                           const std::string& slot) {
   std::optional<int> from = view.slot_current(slot);
   if (!from) {
@@ -101,18 +101,19 @@ Result<int> rollback_plan(const store::StoreView& view, const std::optional<std:
   };
   std::optional<int> to;
   if (to_arg) {
-    if (auto n = util::parse_u64(*to_arg); n && *n >= 1 && *n <= 1000000000) {
-      to = static_cast<int>(*n);
+    if (const int* n = std::get_if<int>(&to_arg->where)) {
+      to = *n;
     } else {
       // An entry's name (as `list` prints it): its newest generation.
+      const std::string& name = std::get<std::string>(to_arg->where);
       for (const auto& g : gens) {
-        if (g.entry == *to_arg && (!to || g.number > *to)) {
+        if (g.entry == name && (!to || g.number > *to)) {
           to = g.number;
         }
       }
       if (!to) {
         return fail(ErrorCode::usage,
-                    "--to " + *to_arg +
+                    "--to " + name +
                         ": neither a generation number nor the name of a store entry that a "
                         "generation " +
                         (slot.empty() ? std::string() : "of slot " + slot + " ") +
@@ -228,10 +229,17 @@ Result<int> undo_target(Context& ctx, const store::StoreView& view) {
 Status rollback_undo(Context& ctx, RollbackResult& out) {
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
   TRY_ASSIGN(int target, undo_target(ctx, view));
-  return rollback(ctx, std::to_string(target), out, std::nullopt);
+  return rollback(ctx, RollbackTo{target}, out, std::nullopt);
 }
 
-Status rollback(Context& ctx, const std::optional<std::string>& to, RollbackResult& out,
+RollbackTo RollbackTo::parse(std::string_view arg) {
+  if (auto n = util::parse_u64(arg); n && *n >= 1 && *n <= 1000000000) {
+    return RollbackTo{static_cast<int>(*n)};
+  }
+  return RollbackTo{std::string(arg)};
+}
+
+Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResult& out,
                 const std::optional<std::string>& slot_arg) {
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));

@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 
 namespace cudnnctl::ops {
 
@@ -28,11 +30,19 @@ struct RollbackResult : Outcome {
   enum class Said { none, rolled_back, already_active, would_roll_back } said = Said::none;
 };
 
+// Where `rollback --to` goes, parsed once at the edge: a generation number, or the store entry
+// whose newest generation it is.
+struct RollbackTo {
+  std::variant<int, std::string> where; // the generation's number, or the entry's name
+  // "7" (1 to 10^9) is generation 7; any other text names a store entry.
+  static RollbackTo parse(std::string_view arg);
+};
+
 // `rollback [--to N|ENTRY]`: switches to the parent of the active generation (or N, or the
 // newest generation of store entry ENTRY). Nothing before it / N or ENTRY unknown:
 // ErrorCode::usage. No network, no smoke test.
 // `slot`: walk that slot (`rollback --slot S`); the primary slot's id or nullopt: `current`.
-[[nodiscard]] Status rollback(Context& ctx, const std::optional<std::string>& to,
+[[nodiscard]] Status rollback(Context& ctx, const std::optional<RollbackTo>& to,
                               RollbackResult& out,
                               const std::optional<std::string>& slot = std::nullopt);
 

@@ -32,9 +32,12 @@ namespace cudnnctl::ops {
 
 namespace {
 
-// The scan's defects (and, with `left_alone`, what it left alone) as warnings: the libraries
+// Whether warn_plan also says what the scan left alone.
+enum class LeftAlone { say, skip };
+
+// The scan's defects (and, with LeftAlone::say, what it left alone) as warnings: the libraries
 // copied without `cp -P` are one line in human mode (each under -v and in --json).
-void warn_plan(Context& ctx, const AdoptPlan& plan, bool left_alone) {
+void warn_plan(Context& ctx, const AdoptPlan& plan, LeftAlone left_alone) {
   std::vector<std::string> copies;
   for (const auto& w : plan.defects) {
     if (w.find(" is a regular file where a symlink to ") != std::string::npos) {
@@ -51,7 +54,7 @@ void warn_plan(Context& ctx, const AdoptPlan& plan, bool left_alone) {
                               "`cp -P`?); adopted byte for byte as they are (-v lists them)",
                           copies);
   }
-  if (left_alone) {
+  if (left_alone == LeftAlone::say) {
     for (const auto& w : plan.left_alone) {
       ctx.warn(w);
     }
@@ -70,7 +73,7 @@ AdoptFound describe_plan(Context& ctx, const AdoptPlan& plan) {
   d.entry = plan.entry;
   d.defects = plan.defects;
   d.left_alone = plan.left_alone;
-  warn_plan(ctx, plan, true);
+  warn_plan(ctx, plan, LeftAlone::say);
   return d;
 }
 
@@ -87,16 +90,8 @@ Status record_originals(Context& ctx, const AdoptPlan& plan, const fs::path& bac
     r.path = c.found.path.string();
     r.entry = plan.entry;
     r.file = c.entry_path;
-    r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
-    r.mode = c.found.mode;
-    r.size = c.found.size;
-    r.mtime = c.mtime;
-    r.uid = c.uid;
-    r.gid = c.gid;
-    r.sha256 = c.sha256;
-    r.target = c.found.target;
+    put_original_facts(c, r);
     r.backup = backup_sys;
-    r.stamp = c.stamp;
     state.adopted.push_back(std::move(r));
   }
   TRY(integrate::write_home_state(layout, state));
@@ -337,7 +332,7 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
                    ctx.layout().backups_dir().string() + ", imported as store entry " + plan.entry +
                    ", activated as generation " + std::to_string(n),
                std::move(files));
-    warn_plan(ctx, plan, false);
+    warn_plan(ctx, plan, LeftAlone::skip);
     return {};
   }
   if (before_adopting) {
@@ -348,7 +343,7 @@ Status adopt_before_install(Context& ctx, const txn::Lock* lock, PreInstall& out
            " that cudnnctl does not manage: adopting them first (backup, store entry, "
            "generation) so that nothing is overwritten");
   ctx.action("adopting " + what + " before installing");
-  warn_plan(ctx, plan, true);
+  warn_plan(ctx, plan, LeftAlone::say);
   auto adopted = adopt_locked(ctx, *lock, plan, out.backup, outcome);
   if (!adopted) {
     Error e = adopted.error();

@@ -99,10 +99,10 @@ struct Scan {
 // adopting the rest would leave a directory that no switch can bring to one consistent build.
 Status consider_dir(const store::Layout& layout, const store::StoreView& view,
                     const integrate::HomeState& state, std::optional<host::ForeignIndex>& foreign,
-                    const fs::path& dir, bool headers, AdoptPlan& plan, Scan& scan) {
+                    const fs::path& dir, integrate::Names names, AdoptPlan& plan, Scan& scan) {
   std::vector<Found> mine;
   std::vector<std::string> blockers;
-  for (auto& f : integrate::scan_dir(layout, dir, headers)) {
+  for (auto& f : integrate::scan_dir(layout, dir, names)) {
     if (f.cls == Found::Class::managed || integrate::is_takeover(layout, view, f, state.adopted)) {
       continue;
     }
@@ -134,7 +134,8 @@ Status consider_dir(const store::Layout& layout, const store::StoreView& view,
   for (auto& f : mine) {
     Candidate c;
     c.found = f;
-    c.entry_path = std::string(headers ? "include/" : "lib/") + f.path.filename().string();
+    c.entry_path = std::string(names == integrate::Names::headers ? "include/" : "lib/") +
+                   f.path.filename().string();
     struct stat st;
     if (::lstat(layout.host(f.path).c_str(), &st) == 0) {
       c.mtime = st.st_mtim.tv_sec;
@@ -326,10 +327,10 @@ Result<AdoptPlan> plan_adopt(Context& ctx, const store::StoreView& view, const f
   std::optional<host::ForeignIndex> foreign;
   Scan scan;
   for (const auto& d : plan.dirs.include_dirs) {
-    TRY(consider_dir(layout, view, state, foreign, d, true, plan, scan));
+    TRY(consider_dir(layout, view, state, foreign, d, integrate::Names::headers, plan, scan));
   }
   for (const auto& d : plan.dirs.lib_dirs) {
-    TRY(consider_dir(layout, view, state, foreign, d, false, plan, scan));
+    TRY(consider_dir(layout, view, state, foreign, d, integrate::Names::libraries, plan, scan));
   }
   std::vector<Candidate> kept = resolve_links(layout, scan, plan);
   TRY(mark_duplicates(kept));
@@ -366,9 +367,9 @@ std::optional<UnmanagedHome> find_unmanaged(const Context& ctx, const fs::path& 
   }
   std::optional<host::ForeignIndex> foreign;
   std::optional<std::string> lib_version;
-  for (bool headers : {true, false}) {
-    for (const auto& d : headers ? dirs.include_dirs : dirs.lib_dirs) {
-      for (const auto& f : integrate::scan_dir(layout, d, headers)) {
+  for (auto names : {integrate::Names::headers, integrate::Names::libraries}) {
+    for (const auto& d : names == integrate::Names::headers ? dirs.include_dirs : dirs.lib_dirs) {
+      for (const auto& f : integrate::scan_dir(layout, d, names)) {
         bool adopted = std::any_of(state->adopted.begin(), state->adopted.end(),
                                    [&](const auto& r) { return r.path == f.path.string(); });
         if (f.cls == Found::Class::managed || f.kind == Found::Kind::other || adopted) {

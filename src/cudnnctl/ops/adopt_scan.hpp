@@ -29,6 +29,21 @@ struct Candidate {
   bool duplicate = false; // same name and bytes as an earlier candidate in another directory
 };
 
+// Copies what the scan found of an original (kind, mode, size, mtime, owner, sha256, link
+// target, stamp) into a record that keeps them: the home state's adopted-file record and the
+// backup's file entry.
+template <typename Record> void put_original_facts(const Candidate& c, Record& r) {
+  r.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
+  r.mode = c.found.mode;
+  r.size = c.found.size;
+  r.mtime = c.mtime;
+  r.uid = c.uid;
+  r.gid = c.gid;
+  r.sha256 = c.sha256;
+  r.target = c.found.target;
+  r.stamp = c.stamp;
+}
+
 struct AdoptPlan {
   fs::path home; // as asked for
   integrate::HomeDirs dirs;

@@ -99,18 +99,10 @@ store::BackupMeta adopt_backup_meta(const Context& ctx, const AdoptPlan& plan) {
     store::BackupFile f;
     f.member = c.found.path.relative_path().string(); // the original path without "/"
     f.path = c.duplicate ? "" : c.entry_path;
-    f.kind = c.found.kind == integrate::Found::Kind::symlink ? "symlink" : "file";
-    f.mode = c.found.mode;
-    f.size = c.found.size;
-    f.mtime = c.mtime;
-    f.uid = c.uid;
-    f.gid = c.gid;
-    f.sha256 = c.sha256;
-    f.target = c.found.target;
+    put_original_facts(c, f);
     f.entry_target = c.entry_target;
     f.original = c.found.path.string();
     f.source = ctx.layout().host(c.found.path);
-    f.stamp = c.stamp;
     m.files.push_back(std::move(f));
   }
   return m;

@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <set>
 #include <sys/stat.h>
 
 namespace cudnnctl::ops {
@@ -68,9 +67,7 @@ std::string label_value(std::string_view s) {
 std::vector<std::string> file_problems(const store::Layout& layout, const store::EntryInfo& e) {
   std::vector<std::string> problems;
   fs::path dir = layout.entry_dir(e.name);
-  std::set<std::string> recorded;
   for (const auto& f : e.files) {
-    recorded.insert(f.path);
     fs::path p = dir / f.path;
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0) {
@@ -96,12 +93,8 @@ std::vector<std::string> file_problems(const store::Layout& layout, const store:
     }
   }
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::string rel = it->path().lexically_relative(dir).string();
-    if (rel != store::k_entry_meta && !recorded.count(rel)) {
-      problems.push_back(rel + " is not part of the installed build");
-    }
+  for (const auto& rel : store::unrecorded_files(dir, e, ec)) {
+    problems.push_back(rel + " is not part of the installed build");
   }
   if (ec) {
     problems.push_back("cannot read " + dir.string() + ": " + ec.message());

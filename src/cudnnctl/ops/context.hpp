@@ -4,6 +4,7 @@
 // with is its result struct (each command's header), which the CLI prints.
 #pragma once
 
+#include "core/result.hpp"
 #include "doctor/framework_gate.hpp"
 #include "manifest/manifest.hpp"
 #include "store/config.hpp"
@@ -11,7 +12,6 @@
 #include "store/view.hpp"
 #include "txn/transaction.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <optional>

@@ -154,8 +154,9 @@ void EarlyProbe::link_done() {
 }
 
 void EarlyProbe::send_ready() {
-  auto send = [&](const std::string& name, bool shim) {
-    if (!m_helper.send_early(m_request.dir, name, shim)) {
+  using EarlyAs = smoke::WarmHelper::EarlyAs;
+  auto send = [&](const std::string& name, EarlyAs as) {
+    if (!m_helper.send_early(m_request.dir, name, as)) {
       m_stopped = true;
       return false;
     }
@@ -166,7 +167,7 @@ void EarlyProbe::send_ready() {
     return std::find(m_sent.begin(), m_sent.end(), name) == m_sent.end();
   };
   for (const auto& name : m_request.load) {
-    if (unsent(name) && ready_to_send(name) && !send(name, false)) {
+    if (unsent(name) && ready_to_send(name) && !send(name, EarlyAs::library)) {
       return;
     }
   }
@@ -174,7 +175,7 @@ void EarlyProbe::send_ready() {
   // (its run path, then the ld.so cache), and later calls the other libraries.
   if (m_sent.size() == m_request.load.size() && unsent(m_request.shim) &&
       ready_to_send(m_request.shim)) {
-    (void)send(m_request.shim, true);
+    (void)send(m_request.shim, EarlyAs::shim);
   }
 }
 

@@ -29,14 +29,16 @@ bool has_build(const release::KnownRelease& r, const std::string& platform,
   return p != r.archives.end() && !p->second.empty() && (!cuda || p->second.contains(*cuda));
 }
 
-// The rows of every mirror that can be listed, then the built-in ones, by label. `newest`:
+// The rows of every mirror that can be listed, then the built-in ones, by label. `Gather::newest`:
 // stop at the first (descending) label with a build for `platform`/`cuda` (a partial VERSION).
+enum class Gather { all, newest };
+
 struct Gathered {
   std::vector<SearchRow> rows;
   std::vector<std::string> listed;
 };
 
-Gathered gather(Context& ctx, const std::string& pattern, bool newest, const std::string& platform,
+Gathered gather(Context& ctx, const std::string& pattern, Gather until, const std::string& platform,
                 std::optional<int> cuda) {
   Gathered g;
   release::Sources src = sources(ctx);
@@ -69,12 +71,12 @@ Gathered gather(Context& ctx, const std::string& pattern, bool newest, const std
         continue;
       }
       g.rows.push_back(SearchRow{*rel, {base}, false, false});
-      if (newest && has_build(*rel, platform, cuda)) {
+      if (until == Gather::newest && has_build(*rel, platform, cuda)) {
         return g;
       }
     }
   }
-  if (newest && !g.listed.empty()) {
+  if (until == Gather::newest && !g.listed.empty()) {
     return g; // the mirrors decide what install can get
   }
   for (const auto& known : builtin_catalog()) {
@@ -105,7 +107,7 @@ Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
                                                              ctx.opts().platform, ctx.opts().cuda));
   out.platform = target.platform;
   out.cuda = target.cuda;
-  Gathered g = gather(ctx, pattern, false, target.platform, target.cuda);
+  Gathered g = gather(ctx, pattern, Gather::all, target.platform, target.cuda);
   out.mirrors_listed = g.listed;
   out.releases = std::move(g.rows);
   sort_rows(out.releases);
@@ -140,7 +142,7 @@ Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
 
 Result<std::string> resolve_partial(Context& ctx, const std::string& version_arg,
                                     const std::string& platform, std::optional<int> cuda) {
-  Gathered g = gather(ctx, version_arg, true, platform, cuda);
+  Gathered g = gather(ctx, version_arg, Gather::newest, platform, cuda);
   sort_rows(g.rows);
   for (auto it = g.rows.rbegin(); it != g.rows.rend(); ++it) {
     if (has_build(it->release, platform, cuda)) {

@@ -3,8 +3,8 @@
 // one check of the name and one message listing the active slots, for every command.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/view.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

@@ -3,8 +3,8 @@
 // directories, store::check_config_trust the configuration).
 #pragma once
 
+#include "core/result.hpp"
 #include "ops/context.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 

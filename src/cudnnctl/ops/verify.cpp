@@ -10,16 +10,13 @@
 #include "util/strings.hpp"
 #include "validate/header.hpp"
 
-#include <set>
 #include <sys/stat.h>
 
 namespace cudnnctl::ops {
 
 std::vector<std::string> entry_problems(const fs::path& dir, const store::EntryInfo& e) {
   std::vector<std::string> problems;
-  std::set<std::string> recorded;
   for (const auto& f : e.files) {
-    recorded.insert(f.path);
     fs::path p = dir / f.path;
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0) {
@@ -52,15 +49,8 @@ std::vector<std::string> entry_problems(const fs::path& dir, const store::EntryI
   }
   // Files nobody installed.
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::string rel = it->path().lexically_relative(dir).string();
-    if (rel == store::k_entry_meta) {
-      continue;
-    }
-    if (!recorded.count(rel)) {
-      problems.push_back(rel + ": not part of the installed build");
-    }
+  for (const auto& rel : store::unrecorded_files(dir, e, ec)) {
+    problems.push_back(rel + ": not part of the installed build");
   }
   fs::path header = dir / "include" / "cudnn_version.h";
   if (util::exists_nofollow(header)) {

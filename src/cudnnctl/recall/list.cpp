@@ -2,8 +2,8 @@
 // One recall list's JSON -> Recall entries, and matching a build against them. Strict: the
 // list is signed data, so a field this version does not know is an error, not a silent
 // skip (a misspelt "expires" must not make a list live forever).
+#include "manifest/specifier.hpp"
 #include "recall/recall.hpp"
-#include "util/specifier.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -46,8 +46,8 @@ bool is_range(std::string_view r) {
 // Whether recall version `r` covers build `v` (see RecallSet::find_recall).
 bool covers(std::string_view r, std::string_view v) {
   if (is_range(r)) {
-    auto set = util::parse_specifier(r); // checked when the list was read
-    auto key = util::parse_version_key(v);
+    auto set = manifest::parse_specifier(r); // checked when the list was read
+    auto key = manifest::parse_version_key(v);
     return set && key && set->contains(*key);
   }
   auto rp = components(r);
@@ -163,7 +163,7 @@ Result<std::vector<Recall>> parse_recall_list(std::string_view text, const std::
       return bad(where + forms);
     }
     if (std::string v = e["version"].get<std::string>(); is_range(v)) {
-      if (auto set = util::parse_specifier(v); !set) {
+      if (auto set = manifest::parse_specifier(v); !set) {
         return bad(where + forms + ": " + set.error().message);
       } else if (set->empty()) {
         return bad(where + "\"version\" " + v + " admits no version");

@@ -37,7 +37,7 @@
 // kept copies, and only commands that write state call it (ops::remember_recall_lists).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -60,7 +60,7 @@ inline constexpr const char* k_kept_lists_dir = "recall-lists";
 
 struct Recall {
   std::string version;     // "9.10.0": every build of the release; "9.10.0.56": that build;
-                           // ">=9.5.0,<9.6" (util/specifier.hpp): every build in the range
+                           // ">=9.5.0,<9.6" (manifest/specifier.hpp): every build in the range
   std::optional<int> cuda; // only builds for this CUDA major; nullopt: every variant
   std::string reason;
   std::string url;  // "" when the list gives none

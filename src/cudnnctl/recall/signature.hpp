@@ -3,7 +3,7 @@
 // (EVP_DigestVerify with a NULL digest: Ed25519 signs the message itself, not a hash).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <memory>
 #include <string>

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "archive/extract.hpp"
+#include "core/result.hpp"
 #include "manifest/manifest.hpp"
 #include "release/repack_source.hpp"
 #include "release/resolve.hpp"
@@ -15,7 +16,6 @@
 #include "store/entry.hpp"
 #include "util/notes.hpp"
 #include "util/progress.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
 #include <cstdint>

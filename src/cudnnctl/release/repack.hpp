@@ -4,9 +4,9 @@
 // written from what was extracted, and the sidecar describing both (release/sidecar.hpp).
 #pragma once
 
+#include "core/result.hpp"
 #include "manifest/manifest.hpp"
 #include "release/sidecar.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 

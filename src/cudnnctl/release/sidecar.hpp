@@ -11,8 +11,8 @@
 #pragma once
 
 #include "archive/extract.hpp"
+#include "core/result.hpp"
 #include "manifest/manifest.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -7,8 +7,8 @@
 
 #include "archive/extract.hpp"
 #include "archive/pipe_source.hpp"
+#include "core/result.hpp"
 #include "fetch/fetch.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -25,6 +25,7 @@
 // Exit: 0 measured (status ok or incomplete), 1 failed (load, origin, a call or a kernel),
 // 2 usage, 3 no GPU, 4 the GPU cannot be used (context refused, out of memory).
 #include "smoke/bench_workloads.hpp"
+#include "smoke/exit_codes.hpp"
 #include "smoke/helper_json.hpp"
 #include "smoke/helper_load.hpp"
 
@@ -33,13 +34,9 @@
 #include <string>
 
 using namespace cudnnctl::smoke_helper;
+using namespace cudnnctl::smoke; // the exit status (smoke/exit_codes.hpp)
 
 namespace {
-
-constexpr int k_exit_failed = 1;
-constexpr int k_exit_usage = 2;
-constexpr int k_exit_no_gpu = 3;
-constexpr int k_exit_unusable = 4;
 
 int usage(const std::string& why) {
   std::fprintf(stderr,
@@ -48,10 +45,10 @@ int usage(const std::string& why) {
                "                      [--gpu N] [--batch N] [--dtype fp16|bf16] [--iterations N]\n"
                "                      [--warmup N] [--quick] [--tiny] [--conv-api graph|legacy]\n",
                why.c_str());
-  return k_exit_usage;
+  return k_helper_usage;
 }
 
-int fail(const std::string& message, const char* status = "failed", int code = k_exit_failed) {
+int fail(const std::string& message, const char* status = "failed", int code = k_helper_failed) {
   JsonLine().str("event", "error").str("status", status).str("message", message).print();
   return code;
 }
@@ -173,16 +170,16 @@ int main(int argc, char** argv) {
   int count = 0;
   int driver = 0;
   if (!load_driver(cuda, why)) {
-    return fail(why, "no-gpu", k_exit_no_gpu);
+    return fail(why, "no-gpu", k_helper_no_gpu);
   }
   if (CuResult rc = cuda.cuInit(0); rc != k_cuda_success) {
-    return fail("cuInit failed: " + cuda_error_name(cuda, rc), "no-gpu", k_exit_no_gpu);
+    return fail("cuInit failed: " + cuda_error_name(cuda, rc), "no-gpu", k_helper_no_gpu);
   }
   (void)cuda.cuDriverGetVersion(&driver);
   if (cuda.cuDeviceGetCount(&count) != k_cuda_success || a.gpu >= count) {
     return fail("no visible GPU " + std::to_string(a.gpu) + " (" + std::to_string(count) +
                     " visible; check CUDA_VISIBLE_DEVICES)",
-                "no-gpu", k_exit_no_gpu);
+                "no-gpu", k_helper_no_gpu);
   }
   std::string dir = a.cudnn.substr(0, a.cudnn.rfind('/'));
   void* h = ::dlopen(a.cudnn.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -202,7 +199,7 @@ int main(int argc, char** argv) {
            (fail("a cuDNN library was loaded from outside " + dir + ": " + foreign.front()), false);
   };
   if (!origin_ok()) {
-    return k_exit_failed;
+    return k_helper_failed;
   }
   Nvml nvml;
   (void)load_nvml(nvml);
@@ -213,7 +210,7 @@ int main(int argc, char** argv) {
   Cleanup cleanup;
   if (!enter_context(cuda, dev, why, cleanup)) {
     return fail("GPU " + std::to_string(a.gpu) + " cannot be used: " + why, "skipped",
-                k_exit_unusable);
+                k_helper_unusable);
   }
   MemoryPeak peak(cuda);
   CudnnHandle handle = nullptr;
@@ -249,10 +246,10 @@ int main(int argc, char** argv) {
       .str("message", w.message)
       .print();
   if (!origin_ok()) {
-    return k_exit_failed;
+    return k_helper_failed;
   }
   if (w.status == "skipped") {
-    return k_exit_unusable;
+    return k_helper_unusable;
   }
-  return w.status == "failed" ? k_exit_failed : 0;
+  return w.status == "failed" ? k_helper_failed : 0;
 }

@@ -49,6 +49,7 @@
 // agree), 2 usage, 3 no GPU (no libcuda.so.1, cuInit failed, or zero visible devices),
 // 4 GPUs exist but none could be used (all skipped). A crash is a signal, a hang the
 // parent's timeout: both count as failed.
+#include "smoke/exit_codes.hpp"
 #include "smoke/helper_json.hpp"
 #include "smoke/helper_load.hpp"
 #include "smoke/helper_smoke.hpp"
@@ -62,14 +63,9 @@
 #include <vector>
 
 using namespace cudnnctl::smoke_helper;
+using namespace cudnnctl::smoke; // the exit status (smoke/exit_codes.hpp)
 
 namespace {
-
-constexpr int k_exit_passed = 0;
-constexpr int k_exit_failed = 1;
-constexpr int k_exit_usage = 2;
-constexpr int k_exit_no_gpu = 3;
-constexpr int k_exit_unusable = 4;
 
 int usage(const char* why) {
   std::fprintf(stderr,
@@ -81,7 +77,7 @@ int usage(const char* why) {
                "       cudnnctl-smoke --which SONAME...\n"
                "       cudnnctl-smoke --gpus\n",
                why);
-  return k_exit_usage;
+  return k_helper_usage;
 }
 
 std::string dl_error() {
@@ -187,7 +183,7 @@ int fail_line(const std::string& message, long long cudnn_version = -1) {
     line.num("cudnn_version", cudnn_version);
   }
   line.print();
-  return k_exit_failed;
+  return k_helper_failed;
 }
 
 int run_smoke(const std::string& shim, long long expect) {
@@ -209,7 +205,7 @@ int run_smoke(const std::string& shim, long long expect) {
   long long version = get_version ? static_cast<long long>(get_version()) : -1;
   if (!have_gpus) {
     print_no_gpu(why, version);
-    return k_exit_no_gpu;
+    return k_helper_no_gpu;
   }
   if (!h) {
     return fail_line("cannot load " + shim + ": " + load_error);
@@ -232,7 +228,7 @@ int run_smoke(const std::string& shim, long long expect) {
     return false;
   };
   if (!check_origin()) {
-    return k_exit_failed;
+    return k_helper_failed;
   }
   Cudnn dnn;
   std::string missing;
@@ -257,7 +253,7 @@ int run_smoke(const std::string& shim, long long expect) {
   }
   // Sub-libraries load lazily during the test: check their origin again.
   if (!check_origin()) {
-    return k_exit_failed;
+    return k_helper_failed;
   }
   const char* status = failed > 0 ? "failed" : passed > 0 ? "passed" : "skipped";
   JsonLine()
@@ -271,7 +267,7 @@ int run_smoke(const std::string& shim, long long expect) {
       .num("driver_version", driver_version)
       .real("ms", ms_since(t0))
       .print();
-  return failed > 0 ? k_exit_failed : passed > 0 ? k_exit_passed : k_exit_unusable;
+  return failed > 0 ? k_helper_failed : passed > 0 ? k_helper_passed : k_helper_unusable;
 }
 
 // The runtime probe as it goes: each file loaded when it is named (--warm: as its request line
@@ -328,7 +324,7 @@ public:
       m_ok = false;
     }
     JsonLine().str("event", "done").boolean("ok", m_ok).print();
-    return m_ok ? k_exit_passed : k_exit_failed;
+    return m_ok ? k_helper_passed : k_helper_failed;
   }
 
 private:
@@ -392,7 +388,7 @@ int run_which(const std::vector<std::string>& sonames) {
     std::string path = loaded_path(h);
     JsonLine().str("soname", s).str("path", path).str("real", real_path(path)).print();
   }
-  return ok ? k_exit_passed : k_exit_failed;
+  return ok ? k_helper_passed : k_helper_failed;
 }
 
 // --gpus's lines after find_gpus found `count` GPUs: one per GPU, then the summary.
@@ -418,7 +414,7 @@ int report_gpus(const CudaDriver& cuda, int count, int driver_version,
     summary.str("kernel_driver", kernel_driver);
   }
   summary.real("ms", ms_since(t0)).print();
-  return usable > 0 ? k_exit_passed : k_exit_unusable;
+  return usable > 0 ? k_helper_passed : k_helper_unusable;
 }
 
 // --gpus's report (its exit status). With `warm` (--warm): GPU 0's primary context is
@@ -436,7 +432,7 @@ int report_inventory(Warmed* warm = nullptr) {
   std::string why;
   if (!find_gpus(cuda, count, driver_version, why, warm ? &warm->driver : nullptr)) {
     print_no_gpu(why, -1);
-    return k_exit_no_gpu;
+    return k_helper_no_gpu;
   }
   if (warm) {
     CuDevice device = 0;
@@ -496,7 +492,7 @@ int run_warm() {
     }
   }
   JsonLine().str("event", "cancelled").print();
-  return k_exit_usage;
+  return k_helper_usage;
 }
 
 } // namespace
@@ -541,7 +537,7 @@ int main(int argc, char** argv) {
       }
     } else if (a == "-h" || a == "--help") {
       usage("help");
-      return k_exit_passed;
+      return k_helper_passed;
     } else if (!a.empty() && a[0] == '-') {
       return usage(("unknown option " + a).c_str());
     } else {

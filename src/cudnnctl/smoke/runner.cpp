@@ -422,7 +422,7 @@ WarmHelper::WarmHelper(util::Child child)
 WarmHelper::WarmHelper(WarmHelper&&) noexcept = default;
 WarmHelper::~WarmHelper() = default;
 
-bool WarmHelper::send_early(const std::filesystem::path& dir, const std::string& file, bool shim) {
+bool WarmHelper::send_early(const std::filesystem::path& dir, const std::string& file, EarlyAs as) {
   std::lock_guard lock(m_early->mutex);
   Early& e = *m_early;
   const bool first = e.sent.empty();
@@ -431,7 +431,7 @@ bool WarmHelper::send_early(const std::filesystem::path& dir, const std::string&
     return false;
   }
   std::string lines = (first ? "dir " + dir.string() + "\n" : std::string()) +
-                      (shim ? "shim " : "load ") + file + "\n";
+                      (as == EarlyAs::shim ? "shim " : "load ") + file + "\n";
   if (!util::write_all(e.in.get(), lines.data(), lines.size(), "the GPU child's input")) {
     e.broken = true; // it is gone: probe() judges what it said
     return false;

@@ -6,8 +6,9 @@
 // crash.
 #pragma once
 
+#include "core/result.hpp"
+#include "smoke/exit_codes.hpp"
 #include "util/process.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -21,13 +22,6 @@
 namespace cudnnctl::smoke {
 
 // --- Interface ---
-
-// Exit status of cudnnctl-smoke (documented in helper_main.cpp and docs/GPU.md).
-inline constexpr int k_helper_passed = 0;
-inline constexpr int k_helper_failed = 1;
-inline constexpr int k_helper_usage = 2;
-inline constexpr int k_helper_no_gpu = 3;
-inline constexpr int k_helper_unusable = 4;
 
 inline constexpr const char* k_helper_name = "cudnnctl-smoke";
 
@@ -173,13 +167,14 @@ public:
   [[nodiscard]] std::optional<ProbeResult> probe(const ProbeRequest& request,
                                                  std::chrono::seconds timeout);
 
-  // Early loads (install's repack pass, ops/early_probe.hpp): sends `file` of `dir` (`shim`:
-  // as the request's shim) to the child now, from any thread, also while another reads its
-  // inventory: the child loads it once its inventory is out (the request lines wait in the
+  // Early loads (install's repack pass, ops/early_probe.hpp): sends `file` of `dir` (as a library
+  // to load, or as the request's shim) to the child now, from any thread, also while another reads
+  // its inventory: the child loads it once its inventory is out (the request lines wait in the
   // pipe). False when it cannot be sent (a newline in a name, another directory than the
   // first file's, the child gone or discarded): then probe() sends it, or declines.
+  enum class EarlyAs { library, shim };
   [[nodiscard]] bool send_early(const std::filesystem::path& dir, const std::string& file,
-                                bool shim = false);
+                                EarlyAs as = EarlyAs::library);
   // What was sent early belongs to a tree that is gone (a refused repack): probe() declines,
   // so that a child of its own probes the next tree.
   void discard_early();

@@ -4,8 +4,8 @@
 // (<sha256>.partial). What is in it, how large, and dropping one archive after an install.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <optional>

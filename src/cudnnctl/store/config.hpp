@@ -3,7 +3,7 @@
 // them (ops::Context says which wins).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <optional>

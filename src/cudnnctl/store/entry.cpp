@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace cudnnctl::store {
 
@@ -157,6 +158,23 @@ Result<std::vector<EntryInfo>> list_entries(const Layout& layout,
     }
     return a.name < b.name;
   });
+  return out;
+}
+
+std::vector<std::string> unrecorded_files(const fs::path& dir, const EntryInfo& e,
+                                          std::error_code& ec) {
+  std::set<std::string> recorded;
+  for (const auto& f : e.files) {
+    recorded.insert(f.path);
+  }
+  std::vector<std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::string rel = it->path().lexically_relative(dir).string();
+    if (rel != k_entry_meta && !recorded.count(rel)) {
+      out.push_back(std::move(rel));
+    }
+  }
   return out;
 }
 

@@ -4,8 +4,8 @@
 // directory before the rename that publishes the entry, so it is part of the entry).
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -75,5 +75,11 @@ void from_json(const nlohmann::json& j, EntryInfo& e);
 // Unreadable metadata is skipped with a warning appended to `warnings`.
 [[nodiscard]] Result<std::vector<EntryInfo>> list_entries(const Layout& layout,
                                                           std::vector<std::string>& warnings);
+
+// The paths under `dir` (relative, in directory order) that `e` does not record, its metadata
+// file aside: files nobody installed (`check`, `verify`). A directory that cannot be read ends
+// the walk with `ec` set. Reads only.
+std::vector<std::string> unrecorded_files(const fs::path& dir, const EntryInfo& e,
+                                          std::error_code& ec);
 
 } // namespace cudnnctl::store

@@ -4,8 +4,8 @@
 // <prefix>/current -> generations/<N>, the single commit point of every switch.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

@@ -3,8 +3,8 @@
 // rewritten. What was done, when, from which generation to which, and how it ended.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

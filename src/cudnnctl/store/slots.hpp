@@ -6,9 +6,9 @@
 // one sequence for all slots; a generation belongs to the slot of its store entry.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

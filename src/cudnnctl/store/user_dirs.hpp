@@ -5,8 +5,8 @@
 // like every other path (store::Layout).
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 

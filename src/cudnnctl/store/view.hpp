@@ -3,11 +3,11 @@
 // take no lock: every publication is one rename, so a snapshot shows the old or the new state.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/entry.hpp"
 #include "store/generations.hpp"
 #include "store/layout.hpp"
 #include "store/slots.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

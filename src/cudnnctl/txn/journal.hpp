@@ -9,8 +9,8 @@
 // interrupted states with it.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

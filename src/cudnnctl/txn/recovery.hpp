@@ -5,9 +5,9 @@
 // it), then the leftovers of dead processes swept. Lock::take (transaction.hpp) runs both.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/layout.hpp"
 #include "txn/transaction.hpp"
-#include "util/result.hpp"
 
 #include <optional>
 #include <string>

@@ -10,13 +10,13 @@
 // Recovery of an interrupted transaction (recovery.hpp) uses the same type.
 #pragma once
 
+#include "core/result.hpp"
 #include "store/config.hpp"
 #include "store/entry.hpp"
 #include "store/layout.hpp"
 #include "txn/journal.hpp"
 #include "util/lock.hpp"
 #include "util/notes.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <functional>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Crash-safe filesystem primitives. Knows nothing about cuDNN.
+// Crash-safe filesystem primitives. Knows nothing of the application.
 // Every mutation that must survive power loss is: write a temporary in the same
 // directory, fsync it, rename over the target, fsync the directory.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <filesystem>

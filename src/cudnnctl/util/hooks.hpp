@@ -11,7 +11,7 @@
 // Step names are listed in docs/RELIABILITY.md ("Fault hooks").
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <string_view>
 

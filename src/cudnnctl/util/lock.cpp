@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/lock.hpp"
 
-#include "util/signals.hpp"
+#include "core/signals.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -103,12 +103,13 @@ Result<LockFile> LockFile::acquire(const fs::path& path, std::chrono::millisecon
   TRY_ASSIGN(Fd fd, open_fd(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644));
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
-  // While waiting, an interrupt says that nothing changed (the journal is the holder's).
+  // While waiting, an interrupt says that nothing changed (any state change in progress is the
+  // holder's).
   struct WaitEnd {
     bool waiting = false;
     ~WaitEnd() {
       if (waiting) {
-        end_lock_wait();
+        core::end_lock_wait();
       }
     }
   } wait_end;
@@ -134,7 +135,7 @@ Result<LockFile> LockFile::acquire(const fs::path& path, std::chrono::millisecon
                     std::chrono::duration_cast<std::chrono::milliseconds>(now - start), timeout,
                     !wait_end.waiting};
       if (!wait_end.waiting) {
-        begin_lock_wait(wait.holder);
+        core::begin_lock_wait(wait.holder);
         wait_end.waiting = true;
       }
       if (lock_wait_reporter()) {

@@ -2,8 +2,8 @@
 // One exclusive flock per state directory serialises mutating commands.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
 #include <filesystem>

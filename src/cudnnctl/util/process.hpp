@@ -3,7 +3,7 @@
 // the runtime version probe). A crashing or hanging child cannot take the caller down.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <chrono>
 #include <functional>

@@ -2,7 +2,7 @@
 // Streaming SHA-256 through OpenSSL EVP (uses the CPU's SHA extensions).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <memory>

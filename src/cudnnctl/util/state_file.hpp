@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Opening the files cudnnctl keeps its own state in (journal, history, lock-free reads of
-// them): a FIFO or a device planted at such a path must give an error, never a hang, and a
-// symlink there is not followed. Knows nothing about cuDNN.
+// Opening the files a program keeps its own state in (and lock-free reads of them): a FIFO or
+// a device planted at such a path must give an error, never a hang, and a symlink there is not
+// followed. Knows nothing of the application.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <string>

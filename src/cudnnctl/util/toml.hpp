@@ -4,7 +4,7 @@
 // strings. Tables, dotted keys and multi-line values are refused with a clear error.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <map>

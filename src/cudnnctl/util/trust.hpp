@@ -2,11 +2,11 @@
 // Ownership walks: may a root tool act on this path? Every component is opened with
 // openat(O_NOFOLLOW) from the descriptor of the one before it, so what is judged is what the
 // next step uses (no re-resolution of the path string between the check and the use).
-// Knows nothing about cuDNN.
+// Knows nothing of the application.
 #pragma once
 
+#include "core/result.hpp"
 #include "util/fs.hpp"
-#include "util/result.hpp"
 
 #include <filesystem>
 #include <string>
@@ -73,7 +73,7 @@ std::string distrust_reason(const struct stat& st, uid_t euid);
                                        std::string_view what, TrustedDir* out = nullptr);
 
 // Every name directly in the directory `dir` (a complete walk_trusted() result) is judged with
-// distrust_reason() (lstat: a symlink by its owner only). For a store or generations directory,
+// distrust_reason() (lstat: a symlink by its owner only). For a directory
 // whose entries a root tool renames and replaces. Errors as for walk_trusted().
 [[nodiscard]] Status check_trusted_children(const TrustedDir& dir, std::string_view what);
 

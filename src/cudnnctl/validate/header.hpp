@@ -3,7 +3,7 @@
 // three macros, never CUDNN_VERSION whose formula changed in 9.0).
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <filesystem>
 #include <string>

@@ -2,7 +2,7 @@
 // Size, then SHA-256: the cheap check first, so a truncated file is reported as such.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 #include "util/sha256_worker.hpp"
 
 #include <cstddef>

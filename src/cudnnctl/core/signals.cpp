@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/signals.hpp"
+#include "core/signals.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <string>
 #include <unistd.h>
 
-namespace cudnnctl::util {
+namespace cudnnctl::core {
 
 namespace {
 
@@ -113,4 +113,4 @@ void end_lock_wait() {
   g_is_waiting = 0;
 }
 
-} // namespace cudnnctl::util
+} // namespace cudnnctl::core

@@ -7,7 +7,7 @@
 // can name ranges (recall/). Pure: no I/O.
 #pragma once
 
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cudnnctl::util {
+namespace cudnnctl::manifest {
 
 // --- Interface ---
 
@@ -85,4 +85,4 @@ struct Requirement {
 // PEP 503 normalization: lower case, each run of '-', '_', '.' becomes one '-'.
 std::string normalize_name(std::string_view name);
 
-} // namespace cudnnctl::util
+} // namespace cudnnctl::manifest

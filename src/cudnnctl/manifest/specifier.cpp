@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/specifier.hpp"
+#include "manifest/specifier.hpp"
 
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace cudnnctl::util {
+namespace cudnnctl::manifest {
 
 namespace {
 
@@ -370,4 +370,4 @@ Result<Requirement> parse_requirement(std::string_view text) {
   return r;
 }
 
-} // namespace cudnnctl::util
+} // namespace cudnnctl::manifest

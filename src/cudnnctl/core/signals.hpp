@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-namespace cudnnctl::util {
+namespace cudnnctl::core {
 
 // --- Interface ---
 
@@ -24,4 +24,4 @@ void install_interrupt_handlers(const std::filesystem::path& journal);
 void begin_lock_wait(const std::string& holder);
 void end_lock_wait();
 
-} // namespace cudnnctl::util
+} // namespace cudnnctl::core

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Errors as values: Result<T> = std::expected<T, Error>, propagated with TRY/TRY_ASSIGN
-// (GCC 12 has std::expected but not its monadic members).
+// The application's errors as values: the error-code table of DESIGN.md, Result<T> =
+// std::expected<T, Error>, propagated with TRY/TRY_ASSIGN (GCC 12 has std::expected but not its
+// monadic members). Every module, util/ included, returns these; the names are re-exported into
+// namespace cudnnctl so that callers write Result<T>, Error and ErrorCode unqualified.
 #pragma once
 
 #include <expected>
@@ -9,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace cudnnctl {
+namespace cudnnctl::core {
 
 // --- Interface ---
 
@@ -89,6 +91,20 @@ inline std::unexpected<Error> fail_errno(std::string_view what, int err,
   return std::unexpected<Error>(errno_error(what, err, code));
 }
 
+} // namespace cudnnctl::core
+
+namespace cudnnctl {
+using core::all_error_codes;
+using core::category;
+using core::code_name;
+using core::errno_error;
+using core::Error;
+using core::ErrorCode;
+using core::exit_code;
+using core::fail;
+using core::fail_errno;
+using core::Result;
+using core::Status;
 } // namespace cudnnctl
 
 #define CUDNNCTL_CONCAT_INNER(a, b) a##b
@@ -99,7 +115,7 @@ inline std::unexpected<Error> fail_errno(std::string_view what, int err,
   do {                                                                                             \
     auto&& try_result_ = (__VA_ARGS__);                                                            \
     if (!try_result_) {                                                                            \
-      return ::std::unexpected<::cudnnctl::Error>(std::move(try_result_).error());                 \
+      return ::std::unexpected<::cudnnctl::core::Error>(std::move(try_result_).error());           \
     }                                                                                              \
   } while (false)
 
@@ -110,7 +126,7 @@ inline std::unexpected<Error> fail_errno(std::string_view what, int err,
     if (!try_result_) {                                                                            \
       auto try_error_ = std::move(try_result_).error();                                            \
       try_error_.add_context(ctx);                                                                 \
-      return ::std::unexpected<::cudnnctl::Error>(std::move(try_error_));                          \
+      return ::std::unexpected<::cudnnctl::core::Error>(std::move(try_error_));                    \
     }                                                                                              \
   } while (false)
 
@@ -120,6 +136,6 @@ inline std::unexpected<Error> fail_errno(std::string_view what, int err,
 #define TRY_ASSIGN_IMPL(tmp, decl, ...)                                                            \
   auto&& tmp = (__VA_ARGS__);                                                                      \
   if (!tmp) {                                                                                      \
-    return ::std::unexpected<::cudnnctl::Error>(std::move(tmp).error());                           \
+    return ::std::unexpected<::cudnnctl::core::Error>(std::move(tmp).error());                     \
   }                                                                                                \
   decl = std::move(*tmp)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/result.hpp"
+#include "core/result.hpp"
 
 #include <cerrno>
 #include <cstring>
 
-namespace cudnnctl {
+namespace cudnnctl::core {
 
 ErrorCode category(ErrorCode code) {
   switch (code) {
@@ -158,4 +158,4 @@ Error errno_error(std::string_view what, int err, ErrorCode code) {
   return Error(code, std::move(message));
 }
 
-} // namespace cudnnctl
+} // namespace cudnnctl::core
