@@ -54,10 +54,11 @@ FrameworkVerdict judge(const RootFs& rootfs, const Framework& f, const GateInput
     return v;
   }
   if (!t->version) {
-    v.would_load = "nothing";
+    v.would_load = "nothing"; // of cudnnctl's: other copies are not modelled
     v.verdict = "breaks";
-    v.why =
-        "the loader would find no libcudnn.so." + std::to_string(f.cudnn_major) + " of cudnnctl's";
+    v.why = "cudnnctl would serve no libcudnn.so." + std::to_string(f.cudnn_major) +
+            " afterwards (a copy outside cudnnctl, such as a distribution package's, is not "
+            "weighed)";
     return v;
   }
   v.would_load = *t->version;
@@ -166,13 +167,20 @@ GateReport evaluate_gate(const GateInput& in) {
   return out;
 }
 
+// "would load 9.1.0.70", or for a switch that leaves cudnnctl serving nothing of the
+// framework's major, "would load no copy of cudnnctl's" (what else the loader finds is not
+// modelled, so the text claims no more).
+static std::string would_load_phrase(const FrameworkVerdict& v) {
+  return "would load " + (v.would_load == "nothing" ? "no copy of cudnnctl's" : v.would_load);
+}
+
 std::string describe(const FrameworkVerdict& v) {
   std::string s = v.name + (v.version.empty() ? "" : " " + v.version) + " at " + v.path;
   if (!v.built_for.empty()) {
     s += ": built for cuDNN " + v.built_for;
   }
   if (!v.would_load.empty()) {
-    s += (v.built_for.empty() ? ": " : ", ") + std::string("would load ") + v.would_load;
+    s += (v.built_for.empty() ? ": " : ", ") + would_load_phrase(v);
   }
   return s + ": " + v.verdict + " (" + v.why + ")";
 }
@@ -183,8 +191,8 @@ std::string refusal(const GateReport& report, const std::string& switching, bool
   for (const auto* v : broken) {
     each.push_back(v->name + (v->version.empty() ? "" : " " + v->version) + " at " + v->path +
                    " was built for cuDNN " + (v->built_for.empty() ? "?" : v->built_for) +
-                   (v->built_source.empty() ? "" : " (" + v->built_source + ")") +
-                   " and would load " + v->would_load + ": " + v->why);
+                   (v->built_source.empty() ? "" : " (" + v->built_source + ")") + " and " +
+                   would_load_phrase(*v) + ": " + v->why);
   }
   std::string n = std::to_string(broken.size()) + " framework" + (broken.size() == 1 ? "" : "s");
   if (forced) {
