@@ -138,26 +138,33 @@ Result<txn::Lock> lock(Context& ctx) {
   return held;
 }
 
+namespace {
+
+std::string owned_elsewhere_text(const Context& ctx, const std::string& other) {
+  return "the loader drop-in " + ctx.layout().ld_conf_dropin().string() +
+         " names a build of the prefix " + other + ", not of " +
+         ctx.layout().sys_prefix().string() +
+         ": one root's loader, state and history serve one prefix";
+}
+
+} // namespace
+
 std::optional<std::string> loader_owned_elsewhere(const Context& ctx) {
   auto other = integrate::loader_dropin_other_prefix(ctx.layout());
   if (!other) {
     return std::nullopt;
   }
-  return "the loader drop-in " + ctx.layout().ld_conf_dropin().string() +
-         " names a build of the prefix " + *other + ", not of " +
-         ctx.layout().sys_prefix().string() +
-         ": one root's loader, state and history serve one prefix";
+  return owned_elsewhere_text(ctx, *other);
 }
 
 Status check_loader_owner(const Context& ctx) {
-  auto why = loader_owned_elsewhere(ctx);
-  if (!why) {
+  auto other = integrate::loader_dropin_other_prefix(ctx.layout()); // one read of the drop-in
+  if (!other) {
     return {};
   }
-  const std::string other = *integrate::loader_dropin_other_prefix(ctx.layout());
-  return fail(ErrorCode::usage, *why + "; run the command with `--prefix " + other +
-                                    "`, or release that prefix first (`cudnnctl --prefix " + other +
-                                    " purge`)");
+  return fail(ErrorCode::usage,
+              owned_elsewhere_text(ctx, *other) + "; run the command with `--prefix " + *other +
+                  "`, or release that prefix first (`cudnnctl --prefix " + *other + " purge`)");
 }
 
 Status recover_pending(Context& ctx) {

@@ -8,6 +8,7 @@
 #include "host/inuse.hpp"
 #include "integrate/modulefiles.hpp"
 #include "integrate/slots.hpp"
+#include "ops/framework_gate.hpp"
 #include "ops/query.hpp"
 #include "ops/recalls.hpp"
 #include "store/slots.hpp"
@@ -148,12 +149,7 @@ Status doctor(Context& ctx, const DoctorArgs& args, DoctorResult& out) {
   // The config's framework_paths: directories the framework gate searches, looked at as --scan.
   o.scan.insert(o.scan.end(), ctx.config().framework_paths.begin(),
                 ctx.config().framework_paths.end());
-  for (const auto& s : o.scan) {
-    if (s.empty() || s[0] != '/') {
-      return fail(ErrorCode::usage,
-                  "--scan wants an absolute path inside the root, got \"" + s + "\"");
-    }
-  }
+  TRY(check_scan_dirs(o.scan));
   o.ld_library_path = env_or_empty("LD_LIBRARY_PATH");
   o.ld_preload = env_or_empty("LD_PRELOAD");
   if (auto conda = env_or_empty("CONDA_PREFIX"); !conda.empty() && conda[0] == '/') {

@@ -40,14 +40,19 @@ doctor::GateInput gate_input(const Context& ctx) {
   return in;
 }
 
-Status gate_frameworks(Context& ctx, const std::vector<doctor::GateTarget>& targets,
-                       const std::string& switching, int cuda, Outcome& out) {
-  for (const auto& dir : ctx.opts().scan) {
+Status check_scan_dirs(const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
     if (dir.empty() || dir[0] != '/') {
       return fail(ErrorCode::usage,
                   "--scan wants an absolute path inside the root, got \"" + dir + "\"");
     }
   }
+  return {};
+}
+
+Status gate_frameworks(Context& ctx, const std::vector<doctor::GateTarget>& targets,
+                       const std::string& switching, int cuda, Outcome& out) {
+  TRY(check_scan_dirs(ctx.opts().scan));
   doctor::GateInput in = gate_input(ctx);
   in.targets = targets;
   in.cuda_major = cuda;

@@ -32,6 +32,10 @@ std::vector<doctor::GateTarget> serving_nothing(const store::StoreView& view);
 [[nodiscard]] Status gate_frameworks(Context& ctx, const std::vector<doctor::GateTarget>& targets,
                                      const std::string& switching, int cuda, Outcome& out);
 
+// Every --scan (and framework_paths) directory must be absolute (inside the root): else
+// ErrorCode::usage naming it. doctor and the gate check through this one function.
+[[nodiscard]] Status check_scan_dirs(const std::vector<std::string>& dirs);
+
 // The gate's input for this context (the root, framework_paths and --scan, $CONDA_PREFIX
 // when the root is /); `check` and `recommend` read the node's frameworks through it too.
 doctor::GateInput gate_input(const Context& ctx);

@@ -18,6 +18,7 @@
 #include "release/pass.hpp"
 #include "release/resolve.hpp"
 #include "store/cache.hpp"
+#include "store/entry.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/strings.hpp"
@@ -300,8 +301,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallRequest& req,
     TRY_ASSIGN(txn::Lock held, lock(ctx));
     // Check again under the lock: a gc or remove that ran between the look above and the lock
     // took the entry away (issue 34, F13): then this install downloads it, as if never stored.
-    TRY_ASSIGN(store::StoreView now, read_store(ctx));
-    if (!now.entry(e.name)) {
+    if (!store::read_entry(ctx.layout(), e.name)) {
       ctx.info("store entry " + e.name +
                " was removed meanwhile (by a gc or remove); installing it again");
       return std::nullopt; // the lock is released here; the download path takes it again

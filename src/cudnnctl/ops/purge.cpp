@@ -8,13 +8,14 @@
 #include "ops/adopt.hpp"
 #include "ops/framework_gate.hpp"
 #include "store/entry.hpp"
+#include "store/generations.hpp"
 #include "store/slots.hpp"
 #include "util/fs.hpp"
 #include "util/hooks.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <system_error>
 #include <tuple>
 
@@ -43,10 +44,6 @@ std::vector<std::string> kept_backups(const store::Layout& layout) {
 // anything else there is someone else's, kept and named (issue 34, F12).
 enum class DataDir { store, generations, cache };
 
-bool all_of_class(std::string_view s, int (*is)(int)) {
-  return !s.empty() && std::ranges::all_of(s, [is](unsigned char c) { return is(c) != 0; });
-}
-
 // Whether cudnnctl wrote `name` in `dir`: a store entry (its metadata file, even a damaged
 // one) or a staging directory; a generation (N, N.json); a cached archive (<sha256>.<suffix>);
 // a temporary or a leftover of an interrupted purge anywhere.
@@ -57,17 +54,11 @@ bool written_by_us(DataDir which, const fs::path& dir, const std::string& name) 
   switch (which) {
   case DataDir::store:
     return name.starts_with(".staging-") || util::exists_nofollow(dir / name / store::k_entry_meta);
-  case DataDir::generations: {
-    std::string_view n = name;
-    if (n.ends_with(".json")) {
-      n.remove_suffix(5);
-    }
-    return all_of_class(n, ::isdigit);
-  }
+  case DataDir::generations:
+    return store::parse_gen_number(name.ends_with(".json") ? name.substr(0, name.size() - 5) : name)
+        .has_value();
   case DataDir::cache:
-    return name.size() > 65 && name[64] == '.' &&
-           std::ranges::all_of(name.substr(0, 64),
-                               [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    return name.size() > 65 && name[64] == '.' && util::is_sha256_hex(name.substr(0, 64));
   }
   return false;
 }
@@ -110,13 +101,15 @@ void plan(Context& ctx, const store::StoreView& view, PurgeResult& out) {
       {DataDir::generations, prefix / "generations", layout.generations_dir()},
       {DataDir::store, prefix / "store", layout.store_dir()},
       {DataDir::cache, layout.own_dirs().cache, layout.cache_dir()}};
+  bool store_kept = false; // the store directory stays for others' files in it
   for (const auto& [which, sys, host] : data_dirs) {
     for (const auto& name : others_in(which, host)) {
       out.kept.push_back((sys / name).string() + ": not written by cudnnctl: kept (with " +
                          sys.string() + ")");
+      store_kept = store_kept || which == DataDir::store;
     }
   }
-  if (others_in(DataDir::store, layout.store_dir()).empty()) {
+  if (!store_kept) {
     add(prefix / "store", layout.store_dir(), "store directory", 0);
   }
   add(prefix / "modulefiles", layout.prefix_dir() / "modulefiles",
@@ -195,13 +188,17 @@ Status delete_dir(const fs::path& dir) {
 // renamed to a hidden one and deleted (a rerun after a crash finds those) and `dir` stays with
 // the others' files (plan() named them).
 Status delete_ours(DataDir which, const fs::path& dir) {
-  if (others_in(which, dir).empty()) {
+  const auto names = util::dir_names(dir);
+  std::vector<std::string> ours;
+  for (const auto& name : names) {
+    if (written_by_us(which, dir, name)) {
+      ours.push_back(name);
+    }
+  }
+  if (ours.size() == names.size()) {
     return delete_dir(dir);
   }
-  for (const auto& name : util::dir_names(dir)) {
-    if (!written_by_us(which, dir, name)) {
-      continue;
-    }
+  for (const auto& name : ours) {
     fs::path hidden = dir / (name.starts_with(k_purging) ? name : k_purging + name);
     if (hidden != dir / name) {
       TRY(util::remove_tree(hidden));

@@ -12,7 +12,7 @@ namespace cudnnctl::store {
 
 using nlohmann::json;
 
-static std::optional<int> parse_gen_number(std::string_view s) {
+std::optional<int> parse_gen_number(std::string_view s) {
   auto n = util::parse_u64(s);
   if (!n || *n == 0 || *n > 1000000000ull || (s.size() > 1 && s[0] == '0')) {
     return std::nullopt;

@@ -25,6 +25,10 @@ struct Generation {
                              // versions, whose slot is their entry's
 };
 
+// A generation's number from its name in generations/ ("12"; not "0", "012" or "12.json"):
+// the one rule for what a generation is called.
+[[nodiscard]] std::optional<int> parse_gen_number(std::string_view name);
+
 // All generations with a link, ascending. A link whose metadata is missing gets no parent.
 // Links that do not name ../store/<entry> are skipped with a warning.
 [[nodiscard]] Result<std::vector<Generation>> list_generations(const Layout& layout,
