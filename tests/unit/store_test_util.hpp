@@ -30,6 +30,7 @@ inline cudnnctl::store::EntryInfo entry_info(const std::string& name, const std:
   cudnnctl::store::EntryInfo e;
   e.name = name;
   e.version = version;
+  e.parsed_version = cudnnctl::manifest::Version::parse(version);
   e.label = version.substr(0, version.rfind('.'));
   e.cuda_major = 12;
   e.platform = "linux-x86_64";

@@ -11,9 +11,7 @@ namespace {
 release::Catalog catalog_of(const std::vector<std::string>& labels) {
   release::Catalog c;
   for (const auto& l : labels) {
-    release::KnownRelease r;
-    r.label = l;
-    c.push_back(r);
+    c.push_back(release::known_release(l, "", "", false));
   }
   return c;
 }

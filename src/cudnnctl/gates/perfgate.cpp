@@ -13,7 +13,7 @@
 namespace cudnnctl::gates {
 
 Result<bench::Target> bench_target(const store::Layout& layout, const store::EntryInfo& entry) {
-  TRY_ASSIGN(manifest::Version v, manifest::Version::parse(entry.version));
+  TRY_ASSIGN(manifest::Version v, entry.parsed_version);
   fs::path shim =
       layout.entry_dir(entry.name) / "lib" / ("libcudnn.so." + std::to_string(v.major()));
   return bench::Target{entry.version, fs::absolute(shim)};

@@ -111,7 +111,7 @@ Result<smoke::SmokeResult> run_smoke_on_entry(Env& env, const store::EntryInfo& 
   if (!host_runs(entry.platform)) {
     return skipped(entry.platform + " libraries do not run on this host");
   }
-  TRY_ASSIGN(manifest::Version v, manifest::Version::parse(entry.version));
+  TRY_ASSIGN(manifest::Version v, entry.parsed_version);
   validate::HeaderVersion hv{static_cast<int>(v.major()),
                              v.parts.size() > 1 ? static_cast<int>(v.parts[1]) : 0,
                              v.parts.size() > 2 ? static_cast<int>(v.parts[2]) : 0};

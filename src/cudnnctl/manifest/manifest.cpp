@@ -201,6 +201,7 @@ Result<Manifest> parse_manifest(std::string_view bytes, std::string_view source)
     return malformed(label.error().message);
   }
   manifest.release_label = label->str();
+  manifest.parsed_label = *label;
   manifest.release_date = optional_string(*doc, "release_date", manifest.warnings).value_or("");
   manifest.release_product =
       optional_string(*doc, "release_product", manifest.warnings).value_or("");

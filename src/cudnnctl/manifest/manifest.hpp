@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "manifest/version.hpp"
 
 #include <cstdint>
 #include <map>
@@ -27,6 +28,7 @@ struct Package {
 struct Product {
   std::string name;
   std::string version;                    // 4 components, e.g. "9.2.0.82"
+  std::optional<Version> parsed_version;  // `version` parsed, when it is a version
   std::vector<std::string> cuda_variants; // schema B "cuda_variant", e.g. {"11", "12"}
   // platform -> CUDA major -> package. Schema A flat packages are filed under the CUDA
   // major of release_product ("cudnn-v8-9-cuda-12" -> 12) or of the file name ("_cuda12-").
@@ -42,6 +44,7 @@ struct Product {
 
 struct Manifest {
   std::string release_label;
+  Version parsed_label; // release_label parsed
   std::string release_date;
   std::string release_product;
   std::map<std::string, Product> products; // "cudnn", "cudnn_samples", "cudnn_jit", ...

@@ -33,6 +33,7 @@ struct PinLine {
   std::string label; // a release label, or (repack) the original archive's sha256
   std::string sha256;
   bool repack = false;
+  Version version; // the label parsed (not for a repack)
 };
 
 // "<64 hex>  redistrib_<label>.json" or "<64 hex> *redistrib_<label>.json".
@@ -54,7 +55,7 @@ std::optional<PinLine> parse_line(std::string_view line) {
     if (!util::is_sha256_hex(original)) {
       return std::nullopt;
     }
-    return PinLine{lower(original), lower(line.substr(0, space)), true};
+    return PinLine{lower(original), lower(line.substr(0, space)), true, {}};
   }
   if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) ||
       !name.ends_with(suffix)) {
@@ -65,7 +66,7 @@ std::optional<PinLine> parse_line(std::string_view line) {
   if (!version || version->parts.size() < 3 || version->str() != label) {
     return std::nullopt;
   }
-  return PinLine{std::string(label), lower(line.substr(0, space))};
+  return PinLine{std::string(label), lower(line.substr(0, space)), false, *version};
 }
 
 } // namespace
@@ -90,7 +91,8 @@ Status PinSet::add(std::string_view text, std::string_view source) {
                       "\"<64 hex digits>  cudnnctl-repack/<64 hex digits>.json\")");
     }
     Pin pin{.sha256 = parsed->sha256,
-            .source = source == k_builtin_pin_source ? std::string(source) : where};
+            .source = source == k_builtin_pin_source ? std::string(source) : where,
+            .label = parsed->version};
     auto& into = parsed->repack ? repacks : pins;
     auto it = into.find(parsed->label);
     if (it == into.end()) {
@@ -139,8 +141,7 @@ std::vector<std::string> PinSet::repack_originals() const {
 std::vector<std::string> PinSet::labels() const {
   std::vector<std::pair<Version, std::string>> sorted;
   for (const auto& [label, pin] : m_pins) {
-    // Every stored label parsed when it was added.
-    sorted.emplace_back(Version::parse(label).value_or(Version{}), label);
+    sorted.emplace_back(pin.label, label); // parsed when it was added
   }
   std::sort(sorted.begin(), sorted.end());
   std::vector<std::string> out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "manifest/version.hpp"
 
 #include <filesystem>
 #include <map>
@@ -26,6 +27,7 @@ inline constexpr std::string_view k_builtin_pin_source = "built-in";
 struct Pin {
   std::string sha256; // 64 lower-case hex digits
   std::string source; // "built-in" or the pins.d file and line ("<file>:<line>")
+  Version label;      // the label pinned, parsed (empty for a repack sidecar's pin)
 };
 
 // The directory of repack sidecars in a mirror, and a sidecar's name in it.

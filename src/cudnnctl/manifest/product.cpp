@@ -279,8 +279,9 @@ void parse_cuda_variant(const json& value, Product& product, const ProductContex
 
 } // namespace
 
-std::string version_problem(const Version& label, std::string_view version) {
-  auto parsed = Version::parse(version);
+std::string version_problem(const Version& label, const Product& product) {
+  const std::string& version = product.version;
+  const auto& parsed = product.parsed_version;
   if (!parsed) {
     return "version " + quote(version) + " is not a version";
   }
@@ -320,7 +321,10 @@ Result<Product> parse_product(const json& obj, const ProductContext& ctx) {
     problem = "version is " + a_type(*version) + ", not a string";
   } else {
     product.version = version->get<std::string>();
-    problem = version_problem(ctx.label, product.version);
+    if (auto parsed = Version::parse(product.version)) {
+      product.parsed_version = *parsed;
+    }
+    problem = version_problem(ctx.label, product);
   }
   if (!problem.empty()) {
     if (strict) {

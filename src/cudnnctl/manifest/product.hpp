@@ -23,10 +23,10 @@ struct ProductContext {
   std::vector<std::string>* warnings; // Manifest::warnings
 };
 
-// Empty when the product `version` fits the release label (4 components; starts with a
-// 3-component label, equals a 4-component one); otherwise why not, e.g.
-// "version \"9.3.0.1\" does not start with release label 9.2.0".
-std::string version_problem(const Version& label, std::string_view version);
+// Empty when the product's `version` (parsed: `parsed_version`) fits the release label (4
+// components; starts with a 3-component label, equals a 4-component one); otherwise why not,
+// e.g. "version \"9.3.0.1\" does not start with release label 9.2.0".
+std::string version_problem(const Version& label, const Product& product);
 
 // Parses one product object. Problems of single entries become Product::invalid plus a line
 // in *ctx.warnings. Error (ErrorCode::usage, message without the "malformed manifest" prefix)

@@ -58,6 +58,11 @@ Result<Version> Version::parse(std::string_view text) {
   return v;
 }
 
+VersionArg VersionArg::of(std::string text) {
+  auto v = Version::parse(text);
+  return VersionArg{std::move(text), v ? std::optional<Version>(*v) : std::nullopt};
+}
+
 std::string Version::str() const {
   return prefix(parts.size());
 }

@@ -7,6 +7,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,17 @@ struct Version {
   // ("9.2" and "9.2.0" are prefixes of "9.2.0.82").
   [[nodiscard]] bool is_prefix_of(const Version& full) const;
   auto operator<=>(const Version&) const = default;
+};
+
+// A VERSION argument as the operator typed it: "latest", a partial "9.2", a label "9.2.0", a
+// full version "9.2.0.82", or (`use`, `remove`) a store entry's name. Parsed once where the
+// command takes it; the layers below take this, not the text.
+struct VersionArg {
+  std::string text;
+  std::optional<Version> version; // when `text` is a version
+
+  [[nodiscard]] static VersionArg of(std::string text);
+  [[nodiscard]] bool latest() const { return text == "latest"; }
 };
 
 } // namespace cudnnctl::manifest

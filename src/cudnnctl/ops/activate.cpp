@@ -25,13 +25,14 @@ Status use(Context& ctx, const std::string& version_arg, const gates::Demands& d
            SwitchResult& out) {
   TRY(recover_pending(ctx)); // plan from a recovered store, not from a crash's leftovers
   TRY_ASSIGN(store::StoreView view, read_store(ctx));
-  auto matches = match_entries(ctx, view, version_arg);
+  const manifest::VersionArg arg = manifest::VersionArg::of(version_arg); // parsed once, here
+  auto matches = match_entries(ctx, view, arg);
   if (matches.empty()) {
     std::vector<std::string> have;
     for (const auto& e : view.entries) {
       have.push_back(store::describe(e));
     }
-    bool is_version = manifest::Version::parse(version_arg).has_value();
+    bool is_version = arg.version.has_value();
     return fail(ErrorCode::not_installed,
                 (is_version ? "cuDNN " + version_arg + " is not installed"
                             : "\"" + version_arg + "\" is neither a version nor a store entry") +

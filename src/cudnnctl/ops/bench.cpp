@@ -33,7 +33,7 @@ Result<std::vector<const store::EntryInfo*>> chosen(Context& ctx, const store::S
     return out;
   }
   for (const auto& v : versions) {
-    auto m = match_entries(ctx, view, v);
+    auto m = match_entries(ctx, view, manifest::VersionArg::of(v));
     if (m.empty()) {
       std::vector<std::string> have;
       for (const auto& e : view.entries) {
@@ -114,7 +114,7 @@ Status bench(Context& ctx, const BenchArgs& a, BenchResult& out) {
       }
     }
   } else if (std::find(labels.begin(), labels.end(), baseline) == labels.end()) {
-    auto m = match_entries(ctx, view, baseline);
+    auto m = match_entries(ctx, view, manifest::VersionArg::of(baseline));
     auto it = m.empty() ? entries.end() : std::find(entries.begin(), entries.end(), m.front());
     if (it == entries.end()) {
       return fail(ErrorCode::usage, "--baseline " + baseline + " is not one of the versions " +

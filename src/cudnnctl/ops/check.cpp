@@ -109,7 +109,7 @@ bool expect_matches(const Context& ctx, const store::StoreView& view, const GenI
   if (generation) {
     return std::stol(expect) == active.generation;
   }
-  for (const auto* e : match_entries(ctx, view, expect)) {
+  for (const auto* e : match_entries(ctx, view, manifest::VersionArg::of(expect))) {
     if (e->name == active.entry) {
       return true;
     }

@@ -120,7 +120,7 @@ Status fill_active(Context& ctx, Outcome& out) {
 }
 
 std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const store::StoreView& view,
-                                                   const std::string& version_arg) {
+                                                   const manifest::VersionArg& version_arg) {
   return store::match_entries(view, version_arg, ctx.opts().cuda, ctx.opts().platform);
 }
 

@@ -133,7 +133,7 @@ void fill_active(const Context& ctx, const store::StoreView& view, Outcome& out)
 
 // Entries matching a VERSION argument, filtered by --cuda/--platform when given.
 std::vector<const store::EntryInfo*> match_entries(const Context& ctx, const store::StoreView& view,
-                                                   const std::string& version_arg);
+                                                   const manifest::VersionArg& version_arg);
 
 // Takes the state lock and recovers (txn::Lock::take); what recovery did becomes actions and
 // progress lines.

@@ -237,7 +237,7 @@ std::optional<Status> install_stored(Context& ctx, const InstallRequest& req,
     return fail(view.error());
   }
   std::vector<const store::EntryInfo*> local;
-  for (const auto* e : match_entries(ctx, *view, o.version)) {
+  for (const auto* e : match_entries(ctx, *view, req.version)) {
     bool same = e->platform == target.platform && e->components == components &&
                 e->origin == "installed" && (!target.cuda || e->cuda_major == *target.cuda);
     if (same) {
@@ -321,9 +321,10 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   // What was asked for, and (below) the full version the command ends with: the Ansible
   // module reports them, also under --dry-run.
   out.requested = o.version;
-  if (release::is_partial_version(o.version)) {
+  if (release::is_partial_version(req.version)) {
     // "latest", "9", "9.2": the newest release the mirrors offer for this CUDA and platform.
-    TRY_ASSIGN(o.version, resolve_partial(ctx, o.version, target.platform, target.cuda));
+    TRY_ASSIGN(req.version, resolve_partial(ctx, req.version, target.platform, target.cuda));
+    o.version = req.version.text;
   }
   // Signed recall lists: read before anything is fetched or written (a list refused under
   // require_signed_recalls stops the install here).
@@ -349,13 +350,13 @@ Status install_steps(Context& ctx, const InstallOptions& given, InstallResult& o
   } else if (target.cuda) { // else the active build's major, if the release has it (resolve)
     ctx.info("CUDA major " + std::to_string(*target.cuda) + " from " + target.cuda_source, 1);
   }
-  auto resolved = release::resolve_release(sources(ctx), ctx.notes(), o.version, target);
+  auto resolved = release::resolve_release(sources(ctx), ctx.notes(), req.version, target);
   if (!resolved && o.archive && !ctx.opts().manifest &&
       category(resolved.error().code) == ErrorCode::network) {
     // Offline (or no mirror has it): NVIDIA's published manifest data shipped with cudnnctl.
     ctx.info("no mirror can vouch for " + *o.archive + " (" + resolved.error().full_message() +
              "); checking it against NVIDIA's manifest shipped with cudnnctl");
-    resolved = resolve_offline(*o.archive, o.version, target, resolved.error());
+    resolved = resolve_offline(*o.archive, req.version, target, resolved.error());
   }
   TRY_ASSIGN(release::Resolved r, std::move(resolved));
   const auto& sel = r.selection;

@@ -30,7 +30,7 @@ Result<std::vector<std::string>> parse_components(const std::string& list) {
 // The request parsed once, before anything is read from a mirror: VERSION (or the name of
 // --archive's file), the components, and the target host (platform and CUDA major).
 Result<InstallRequest> parse_request(Context& ctx, const InstallOptions& given) {
-  InstallRequest req{given, {}, {}};
+  InstallRequest req{given, {}, {}, {}};
   InstallOptions& o = req.o;
   std::optional<ArchiveName> named;
   if (o.archive) {
@@ -51,8 +51,9 @@ Result<InstallRequest> parse_request(Context& ctx, const InstallOptions& given) 
     }
     o.version = named->version;
   }
-  if (!release::is_partial_version(o.version)) {
-    TRY(release::parse_version_arg(o.version));
+  req.version = manifest::VersionArg::of(o.version);
+  if (!release::is_partial_version(req.version)) {
+    TRY(release::parse_version_arg(req.version));
   }
   req.components = o.components.empty() ? store::default_components() : o.components;
   TRY_ASSIGN(release::Target target, release::resolve_target(ctx.layout(), ctx.config(),

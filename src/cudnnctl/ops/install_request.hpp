@@ -13,9 +13,10 @@ namespace cudnnctl::ops {
 
 // --- Interface ---
 
-// What was asked, parsed once: the options, the target host and the components.
+// What was asked, parsed once: the options, VERSION, the target host and the components.
 struct InstallRequest {
   InstallOptions o;
+  manifest::VersionArg version; // o.version parsed
   release::Target target;
   std::vector<std::string> components;
 };

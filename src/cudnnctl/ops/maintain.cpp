@@ -20,11 +20,11 @@ Status journaled_delete(Context& ctx, const txn::Lock& lock, const std::string& 
 }
 
 // What `remove VERSION` deletes from `view`.
-Status plan_remove(const Context& ctx, const store::StoreView& view, const std::string& version_arg,
-                   RemoveResult& out) {
+Status plan_remove(const Context& ctx, const store::StoreView& view,
+                   const manifest::VersionArg& version_arg, RemoveResult& out) {
   auto matches = match_entries(ctx, view, version_arg);
   if (matches.empty()) {
-    return fail(ErrorCode::not_installed, "cuDNN " + version_arg + " is not installed");
+    return fail(ErrorCode::not_installed, "cuDNN " + version_arg.text + " is not installed");
   }
   for (const auto* m : matches) {
     for (const auto& a : view.active_slots()) {
@@ -62,19 +62,20 @@ Status plan_remove(const Context& ctx, const store::StoreView& view, const std::
 } // namespace
 
 Status remove(Context& ctx, const std::string& version_arg, RemoveResult& out) {
+  const manifest::VersionArg arg = manifest::VersionArg::of(version_arg); // parsed once, here
   if (ctx.dry_run()) {
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    TRY(plan_remove(ctx, view, version_arg, out));
+    TRY(plan_remove(ctx, view, arg, out));
   } else {
     // Refused before the lock when the store cannot satisfy it (nothing is created).
     if (nothing_pending(ctx)) {
       RemoveResult pre;
       TRY_ASSIGN(store::StoreView view, read_store(ctx));
-      TRY(plan_remove(ctx, view, version_arg, pre));
+      TRY(plan_remove(ctx, view, arg, pre));
     }
     TRY_ASSIGN(txn::Lock held, lock(ctx));
     TRY_ASSIGN(store::StoreView view, read_store(ctx));
-    TRY(plan_remove(ctx, view, version_arg, out));
+    TRY(plan_remove(ctx, view, arg, out));
     TRY(journaled_delete(ctx, held, "remove", out.generations, out.entries));
   }
   TRY(fill_active(ctx, out));

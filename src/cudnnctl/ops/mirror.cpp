@@ -97,7 +97,7 @@ Result<std::vector<std::string>> wanted_platforms(const Context& ctx) {
 
 // The manifest must describe the release that was asked for.
 // Fetches the manifest for `version_arg` and checks it against its pin.
-Result<MirrorRelease> fetch_release(Context& ctx, const std::string& version_arg,
+Result<MirrorRelease> fetch_release(Context& ctx, const manifest::VersionArg& version_arg,
                                     const manifest::PinSet& pins,
                                     std::vector<std::string> platforms) {
   TRY_ASSIGN(manifest::Version wanted, release::parse_version_arg(version_arg));
@@ -110,6 +110,7 @@ Result<MirrorRelease> fetch_release(Context& ctx, const std::string& version_arg
   r.url = got.url;
   r.file = got.url.substr(got.url.rfind('/') + 1);
   r.label = m.release_label;
+  r.parsed_label = m.parsed_label;
   r.version = m.products.at("cudnn").version;
   r.sha256 = util::sha256_hex(got.bytes);
   r.bytes = std::move(got.bytes);
@@ -225,10 +226,11 @@ void sweep_temporaries(Context& ctx, const fs::path& to, const fs::path& tmp_dir
 std::string pins_text(const manifest::PinSet& old, const std::vector<MirrorRelease>& done) {
   std::map<manifest::Version, std::pair<std::string, std::string>> rows; // -> sha256, label
   for (const auto& label : old.labels()) {
-    rows[*manifest::Version::parse(label)] = {old.find(label)->sha256, label};
+    const manifest::Pin* pin = old.find(label);
+    rows[pin->label] = {pin->sha256, label};
   }
   for (const auto& r : done) {
-    rows[*manifest::Version::parse(r.label)] = {r.sha256, r.label};
+    rows[r.parsed_label] = {r.sha256, r.label};
   }
   std::string text =
       "# Site pins written by `cudnnctl mirror`: the sha256 of every manifest mirrored into\n"
@@ -447,8 +449,10 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
   const fs::path to = fs::absolute(o.to).lexically_normal();
   const fs::path pins_file = to / k_mirror_pins_file;
   TRY_ASSIGN(std::vector<std::string> platforms, wanted_platforms(ctx)); // empty: all
+  std::vector<manifest::VersionArg> versions; // o.versions parsed once, here
   for (const auto& v : o.versions) {
-    TRY(release::parse_version_arg(v));
+    versions.push_back(manifest::VersionArg::of(v));
+    TRY(release::parse_version_arg(versions.back()));
   }
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
   manifest::PinSet dir_pins;
@@ -463,7 +467,7 @@ Status mirror(Context& ctx, const MirrorOptions& o, MirrorResult& out) {
     TRY(pins.add(*text, pins_file.string()));
   }
   // Every manifest first (network reads only): an unknown version writes nothing.
-  for (const auto& v : o.versions) {
+  for (const auto& v : versions) {
     TRY_ASSIGN(MirrorRelease r, fetch_release(ctx, v, pins, platforms));
     bool seen = std::any_of(out.releases.begin(), out.releases.end(),
                             [&](const MirrorRelease& x) { return x.file == r.file; });

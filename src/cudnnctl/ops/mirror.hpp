@@ -49,6 +49,7 @@ struct MirrorArchive {
 struct MirrorRelease {
   std::string file; // "redistrib_9.1.0.json", the name that answered
   std::string label;
+  manifest::Version parsed_label; // `label` parsed with the manifest
   std::string version;
   std::string bytes; // exactly as served
   std::string sha256;

@@ -19,11 +19,12 @@ std::optional<ArchiveName> parse_archive_name(const std::string& path) {
   return ArchiveName{m[1].str(), m[2].str(), std::stoi(m[3].str()), m[4].str() == "zst"};
 }
 
-Result<release::Resolved> resolve_offline(const std::string& file, const std::string& wanted,
+Result<release::Resolved> resolve_offline(const std::string& file,
+                                          const manifest::VersionArg& wanted,
                                           const release::Target& target,
                                           const Error& mirrors_said) {
   auto named = parse_archive_name(file);
-  auto version = manifest::Version::parse(wanted);
+  const auto& version = wanted.version;
   const release::KnownRelease* known =
       version ? release::find_known(builtin_catalog(), *version) : nullptr;
   int cuda = target.cuda.value_or(named ? named->cuda : 0);
@@ -39,7 +40,7 @@ Result<release::Resolved> resolve_offline(const std::string& file, const std::st
     Error e = mirrors_said;
     e.message =
         "neither a mirror nor the manifests shipped with cudnnctl vouch for " + file + " (cuDNN " +
-        wanted + ", CUDA " + std::to_string(cuda) + ", " + target.platform +
+        wanted.text + ", CUDA " + std::to_string(cuda) + ", " + target.platform +
         (known ? ": the shipped manifest has no such build" : ": not a release cudnnctl knows") +
         "); give NVIDIA's manifest of that release with --manifest redistrib_<label>.json "
         "(from the redist server, beside the archive); the mirrors said: " +

@@ -29,7 +29,7 @@ std::optional<ArchiveName> parse_archive_name(const std::string& path);
 // could not vouch. Not in the shipped data either: `mirrors_said` with a message naming both
 // and what to do (--manifest).
 [[nodiscard]] Result<release::Resolved> resolve_offline(const std::string& file,
-                                                        const std::string& wanted,
+                                                        const manifest::VersionArg& wanted,
                                                         const release::Target& target,
                                                         const Error& mirrors_said);
 

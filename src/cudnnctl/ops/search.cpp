@@ -13,14 +13,16 @@ namespace cudnnctl::ops {
 
 namespace {
 
-bool pattern_matches(const std::string& pattern, const std::string& label) {
-  if (pattern.empty() || pattern == "latest") {
+// `label` is the release's label, `parsed` the same parsed (nullopt when it is not a version).
+bool pattern_matches(const manifest::VersionArg& pattern, const std::string& label,
+                     const std::optional<manifest::Version>& parsed) {
+  if (pattern.text.empty() || pattern.latest()) {
     return true;
   }
-  if (manifest::Version::parse(pattern)) {
-    return release::partial_matches(pattern, label);
+  if (pattern.version) {
+    return release::partial_matches(pattern, parsed);
   }
-  return label.find(pattern) != std::string::npos;
+  return label.find(pattern.text) != std::string::npos;
 }
 
 bool has_build(const release::KnownRelease& r, const std::string& platform,
@@ -38,8 +40,8 @@ struct Gathered {
   std::vector<std::string> listed;
 };
 
-Gathered gather(Context& ctx, const std::string& pattern, Gather until, const std::string& platform,
-                std::optional<int> cuda) {
+Gathered gather(Context& ctx, const manifest::VersionArg& pattern, Gather until,
+                const std::string& platform, std::optional<int> cuda) {
   Gathered g;
   release::Sources src = sources(ctx);
   auto row_of = [&](const std::string& label) -> SearchRow* {
@@ -58,16 +60,17 @@ Gathered gather(Context& ctx, const std::string& pattern, Gather until, const st
     }
     g.listed.push_back(base);
     for (auto it = labels->rbegin(); it != labels->rend(); ++it) {
-      if (!pattern_matches(pattern, *it)) {
+      const std::string label = it->str();
+      if (!pattern_matches(pattern, label, *it)) {
         continue;
       }
-      if (SearchRow* seen = row_of(*it)) {
+      if (SearchRow* seen = row_of(label)) {
         seen->sources.push_back(base);
         continue;
       }
       auto rel = release::mirror_release(src, ctx.notes(), base, *it);
       if (!rel) {
-        ctx.warn("mirror " + base + " lists " + *it + ", but: " + rel.error().full_message());
+        ctx.warn("mirror " + base + " lists " + label + ", but: " + rel.error().full_message());
         continue;
       }
       g.rows.push_back(SearchRow{*rel, {base}, false, false});
@@ -80,7 +83,7 @@ Gathered gather(Context& ctx, const std::string& pattern, Gather until, const st
     return g; // the mirrors decide what install can get
   }
   for (const auto& known : builtin_catalog()) {
-    if (!pattern_matches(pattern, known.label)) {
+    if (!pattern_matches(pattern, known.label, known.parsed_label)) {
       continue;
     }
     if (SearchRow* seen = row_of(known.label)) {
@@ -94,8 +97,8 @@ Gathered gather(Context& ctx, const std::string& pattern, Gather until, const st
 
 void sort_rows(std::vector<SearchRow>& rows) {
   std::sort(rows.begin(), rows.end(), [](const SearchRow& a, const SearchRow& b) {
-    return manifest::Version::parse(a.release.label).value_or(manifest::Version{}) <
-           manifest::Version::parse(b.release.label).value_or(manifest::Version{});
+    return a.release.parsed_label.value_or(manifest::Version{}) <
+           b.release.parsed_label.value_or(manifest::Version{});
   });
 }
 
@@ -107,7 +110,8 @@ Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
                                                              ctx.opts().platform, ctx.opts().cuda));
   out.platform = target.platform;
   out.cuda = target.cuda;
-  Gathered g = gather(ctx, pattern, Gather::all, target.platform, target.cuda);
+  const manifest::VersionArg arg = manifest::VersionArg::of(pattern); // parsed once, here
+  Gathered g = gather(ctx, arg, Gather::all, target.platform, target.cuda);
   out.mirrors_listed = g.listed;
   out.releases = std::move(g.rows);
   sort_rows(out.releases);
@@ -125,10 +129,10 @@ Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(ctx.layout().pins_dir()));
   const auto* active = view.active_entry();
   for (auto& row : out.releases) {
-    auto label = manifest::Version::parse(row.release.label);
+    const auto& label = row.release.parsed_label;
     row.release.pinned = row.release.pinned || pins.find(row.release.label) != nullptr;
     for (const auto& e : view.entries) {
-      auto v = manifest::Version::parse(e.version);
+      const auto& v = e.parsed_version;
       bool same = e.label == row.release.label || e.version == row.release.version ||
                   (label && v && label->parts.size() == 4 && *label == *v);
       if (same) {
@@ -140,21 +144,21 @@ Status search(Context& ctx, const std::string& pattern, SearchResult& out) {
   return {};
 }
 
-Result<std::string> resolve_partial(Context& ctx, const std::string& version_arg,
-                                    const std::string& platform, std::optional<int> cuda) {
+Result<manifest::VersionArg> resolve_partial(Context& ctx, const manifest::VersionArg& version_arg,
+                                             const std::string& platform, std::optional<int> cuda) {
   Gathered g = gather(ctx, version_arg, Gather::newest, platform, cuda);
   sort_rows(g.rows);
   for (auto it = g.rows.rbegin(); it != g.rows.rend(); ++it) {
     if (has_build(it->release, platform, cuda)) {
-      ctx.info("\"" + version_arg + "\" is cuDNN " + it->release.label + " (" +
+      ctx.info("\"" + version_arg.text + "\" is cuDNN " + it->release.label + " (" +
                it->release.version + "), the newest with a " + platform +
                (cuda ? " CUDA " + std::to_string(*cuda) : std::string()) + " build on " +
                (g.listed.empty() ? "the built-in list" : util::join(g.listed, ", ")));
-      return it->release.label;
+      return manifest::VersionArg{it->release.label, it->release.parsed_label};
     }
   }
   return fail(ErrorCode::unknown_version,
-              "no release matching \"" + version_arg + "\" has a " + platform +
+              "no release matching \"" + version_arg.text + "\" has a " + platform +
                   (cuda ? " CUDA " + std::to_string(*cuda) : std::string()) + " build on " +
                   (g.listed.empty() ? "the built-in list" : util::join(g.listed, ", ")) +
                   " (`cudnnctl search` lists what there is)");

@@ -37,9 +37,11 @@ struct SearchResult : Outcome {
 
 // The newest release a partial VERSION (release::is_partial_version) means: the newest label
 // the mirrors list (the built-in list when none can be listed) with a build for `platform`
-// and `cuda` (any CUDA when unset). None: ErrorCode::unknown_version naming what there is.
-[[nodiscard]] Result<std::string> resolve_partial(Context& ctx, const std::string& version_arg,
-                                                  const std::string& platform,
-                                                  std::optional<int> cuda);
+// and `cuda` (any CUDA when unset), as the VERSION that names it. None:
+// ErrorCode::unknown_version naming what there is.
+[[nodiscard]] Result<manifest::VersionArg> resolve_partial(Context& ctx,
+                                                           const manifest::VersionArg& version_arg,
+                                                           const std::string& platform,
+                                                           std::optional<int> cuda);
 
 } // namespace cudnnctl::ops

@@ -9,15 +9,31 @@
 
 namespace cudnnctl::release {
 
+namespace {
+
+std::optional<manifest::Version> parsed(const std::string& text) {
+  auto v = manifest::Version::parse(text);
+  return v ? std::optional<manifest::Version>(*v) : std::nullopt;
+}
+
+} // namespace
+
+KnownRelease known_release(std::string label, std::string version, std::string date, bool pinned) {
+  KnownRelease r{std::move(label), std::move(version), std::move(date), pinned, {}, {}, {}};
+  r.parsed_label = parsed(r.label);
+  r.parsed_version = parsed(r.version);
+  return r;
+}
+
 const KnownRelease* find_known(const Catalog& catalog, const manifest::Version& wanted) {
   // A label first (8.9.7.29 is a label of its own beside 8.9.7), then a full version.
   for (const auto& r : catalog) {
-    if (auto label = manifest::Version::parse(r.label); label && *label == wanted) {
+    if (r.parsed_label && *r.parsed_label == wanted) {
       return &r;
     }
   }
   for (const auto& r : catalog) {
-    auto version = manifest::Version::parse(r.version);
+    const auto& version = r.parsed_version;
     if (version && wanted.parts.size() == 4 && *version == wanted) {
       return &r;
     }
@@ -52,7 +68,7 @@ std::string newest_of(const std::vector<std::string>& labels, size_t most) {
 std::vector<std::string> minor_gaps(const Catalog& catalog) {
   std::map<int, std::set<int>> minors; // major -> the minors listed
   for (const auto& r : catalog) {
-    if (auto v = manifest::Version::parse(r.label); v && v->parts.size() >= 2) {
+    if (const auto& v = r.parsed_label; v && v->parts.size() >= 2) {
       minors[static_cast<int>(v->parts[0])].insert(static_cast<int>(v->parts[1]));
     }
   }
@@ -74,21 +90,21 @@ std::vector<std::string> minor_gaps(const Catalog& catalog) {
   return out;
 }
 
-bool is_partial_version(const std::string& version_arg) {
-  if (version_arg == "latest") {
+bool is_partial_version(const manifest::VersionArg& version_arg) {
+  if (version_arg.latest()) {
     return true;
   }
-  auto v = manifest::Version::parse(version_arg);
+  const auto& v = version_arg.version;
   return v && v->parts.size() < 3;
 }
 
-bool partial_matches(const std::string& version_arg, const std::string& label) {
-  if (version_arg == "latest") {
+bool partial_matches(const manifest::VersionArg& version_arg,
+                     const std::optional<manifest::Version>& label) {
+  if (version_arg.latest()) {
     return true;
   }
-  auto want = manifest::Version::parse(version_arg);
-  auto have = manifest::Version::parse(label);
-  return want && have && want->is_prefix_of(*have);
+  const auto& want = version_arg.version;
+  return want && label && want->is_prefix_of(*label);
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {

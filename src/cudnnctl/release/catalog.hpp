@@ -28,7 +28,12 @@ struct KnownRelease {
   std::string date;
   bool pinned = false;
   std::map<std::string, std::map<int, KnownArchive>> archives; // Linux platform -> CUDA -> archive
+  std::optional<manifest::Version> parsed_label;   // `label` parsed, when it is a version
+  std::optional<manifest::Version> parsed_version; // `version` parsed, when it is a version
 };
+
+// A release read from a list (label and version parsed here, once); no archives yet.
+KnownRelease known_release(std::string label, std::string version, std::string date, bool pinned);
 
 // Ascending by version.
 using Catalog = std::vector<KnownRelease>;
@@ -49,10 +54,12 @@ std::string newest_of(const std::vector<std::string>& labels, size_t most = 6);
 std::vector<std::string> minor_gaps(const Catalog& catalog);
 
 // A VERSION that names no single release: "latest", or 1 or 2 components ("9", "9.2").
-bool is_partial_version(const std::string& version_arg);
+bool is_partial_version(const manifest::VersionArg& version_arg);
 
-// Whether `label` is what the partial VERSION `version_arg` asks for ("latest": any).
-bool partial_matches(const std::string& version_arg, const std::string& label);
+// Whether the release label `label` (parsed; nullopt when it is not a version) is what the
+// partial VERSION `version_arg` asks for ("latest": any).
+bool partial_matches(const manifest::VersionArg& version_arg,
+                     const std::optional<manifest::Version>& label);
 
 // Up to three labels of `labels` closest to `typed` (same major first, then edit distance),
 // for "did you mean". Empty when nothing is close.

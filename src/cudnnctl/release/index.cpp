@@ -7,7 +7,7 @@
 
 namespace cudnnctl::release {
 
-std::vector<std::string> labels_in_listing(const std::string& listing) {
+std::vector<manifest::Version> labels_in_listing(const std::string& listing) {
   static const std::regex name(R"(redistrib_([0-9]{1,5}(\.[0-9]{1,5}){2,3})\.json)");
   std::vector<manifest::Version> versions;
   for (auto it = std::sregex_iterator(listing.begin(), listing.end(), name);
@@ -18,14 +18,11 @@ std::vector<std::string> labels_in_listing(const std::string& listing) {
   }
   std::sort(versions.begin(), versions.end());
   versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
-  std::vector<std::string> out;
-  for (const auto& v : versions) {
-    out.push_back(v.str());
-  }
-  return out;
+  return versions;
 }
 
-Result<std::vector<std::string>> list_mirror(const Sources& sources, const std::string& base) {
+Result<std::vector<manifest::Version>> list_mirror(const Sources& sources,
+                                                   const std::string& base) {
   if (base.starts_with("file://")) {
     std::filesystem::path dir = base.substr(7);
     std::error_code ec;
@@ -46,16 +43,22 @@ Result<std::vector<std::string>> list_mirror(const Sources& sources, const std::
 }
 
 Result<KnownRelease> mirror_release(const Sources& sources, util::Notes& notes,
-                                    const std::string& base, const std::string& label) {
+                                    const std::string& base, const manifest::Version& label) {
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(sources.pins_dir));
-  TRY_ASSIGN(auto wanted, parse_version_arg(label));
-  TRY_ASSIGN(fetch::Fetched got,
-             fetch_manifest(sources, notes, {base}, {"redistrib_" + label + ".json"}, label, pins));
+  const manifest::VersionArg arg{label.str(), label};
+  TRY_ASSIGN(auto wanted, parse_version_arg(arg));
+  TRY_ASSIGN(fetch::Fetched got, fetch_manifest(sources, notes, {base},
+                                                {"redistrib_" + arg.text + ".json"}, arg, pins));
   TRY_ASSIGN(manifest::Manifest m, manifest::parse_manifest(got.bytes, got.url));
   TRY(check_manifest_matches(m, wanted, got.url));
   const auto& product = m.products.at("cudnn");
-  KnownRelease r{
-      m.release_label, product.version, m.release_date, pins.find(m.release_label) != nullptr, {}};
+  KnownRelease r{m.release_label,
+                 product.version,
+                 m.release_date,
+                 pins.find(m.release_label) != nullptr,
+                 {},
+                 m.parsed_label,
+                 product.parsed_version};
   for (const auto& [platform, variants] : product.packages) {
     if (!platform.starts_with("linux-")) {
       continue;

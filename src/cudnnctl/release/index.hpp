@@ -14,19 +14,19 @@ namespace cudnnctl::release {
 
 // --- Interface ---
 
-// The labels in the redistrib_<label>.json names of `listing` (an index page), sorted by
-// version, without duplicates.
-std::vector<std::string> labels_in_listing(const std::string& listing);
+// The labels in the redistrib_<label>.json names of `listing` (an index page), parsed,
+// sorted by version, without duplicates.
+std::vector<manifest::Version> labels_in_listing(const std::string& listing);
 
 // The labels `base` lists. A mirror that cannot be listed: ErrorCode::network (or
 // mirror_not_found / mirror_not_manifest, environment for an unreadable directory).
-[[nodiscard]] Result<std::vector<std::string>> list_mirror(const Sources& sources,
-                                                           const std::string& base);
+[[nodiscard]] Result<std::vector<manifest::Version>> list_mirror(const Sources& sources,
+                                                                 const std::string& base);
 
 // The manifest of `label` on `base` (passing check_manifest_pin), as a KnownRelease: its
 // Linux .tar.xz archives by platform and CUDA major.
 [[nodiscard]] Result<KnownRelease> mirror_release(const Sources& sources, util::Notes& notes,
                                                   const std::string& base,
-                                                  const std::string& label);
+                                                  const manifest::Version& label);
 
 } // namespace cudnnctl::release

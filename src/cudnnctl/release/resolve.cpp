@@ -26,9 +26,8 @@ Status check_manifest_matches(const manifest::Manifest& m, const manifest::Versi
   if (it == m.products.end()) {
     return fail(ErrorCode::usage, "manifest " + source + " has no \"cudnn\" product");
   }
-  auto version = manifest::Version::parse(it->second.version);
-  auto label = manifest::Version::parse(m.release_label);
-  bool ok = (version && wanted.is_prefix_of(*version)) || (label && *label == wanted);
+  const auto& version = it->second.parsed_version;
+  bool ok = (version && wanted.is_prefix_of(*version)) || m.parsed_label == wanted;
   if (!ok) {
     return fail(ErrorCode::usage, "manifest " + source + " describes cuDNN " + it->second.version +
                                       " (label " + m.release_label + "), not " + wanted.str());
@@ -116,7 +115,7 @@ std::chrono::seconds manifest_deadline() {
 Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
                                       const std::vector<std::string>& bases,
                                       const std::vector<std::string>& names,
-                                      const std::string& version_arg,
+                                      const manifest::VersionArg& version_arg,
                                       const manifest::PinSet& pins) {
   auto accept = [&](const std::string& body, const std::string& url) {
     return check_manifest_pin(sources, pins, body, url);
@@ -138,7 +137,7 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
   }
   if (!got && not_found(got.error())) {
     Error e = got.error();
-    auto wanted = manifest::Version::parse(version_arg);
+    const auto& wanted = version_arg.version;
     bool known = wanted && ((sources.catalog && find_known(*sources.catalog, *wanted)) ||
                             pins.find(wanted->str()) != nullptr ||
                             (wanted->parts.size() == 4 && pins.find(wanted->prefix(3))));
@@ -148,14 +147,19 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
       for (const auto& base : bases) {
         auto listed = list_mirror(sources, base);
         if (listed && !listed->empty()) {
-          e.message = base + " serves " + util::join(*listed, ", ") + " but not " + version_arg +
-                      ": mirror it there (`cudnnctl mirror " + version_arg +
+          std::vector<std::string> labels;
+          for (const auto& v : *listed) {
+            labels.push_back(v.str());
+          }
+          e.message = base + " serves " + util::join(labels, ", ") + " but not " +
+                      version_arg.text + ": mirror it there (`cudnnctl mirror " + version_arg.text +
                       " --to DIR` where NVIDIA's server is reachable) or add a --mirror that has "
                       "it (`cudnnctl search` marks the releases no mirror serves)";
           return fail(e);
         }
       }
-      e.message = "cuDNN " + version_arg + " is a release cudnnctl knows, but the mirrors do not " +
+      e.message = "cuDNN " + version_arg.text +
+                  " is a release cudnnctl knows, but the mirrors do not " +
                   "serve its manifest: " + e.message.substr(0, e.message.rfind(" (check")) +
                   " (check that each --mirror URL is the directory holding redistrib_<label>.json, "
                   "laid out like " +
@@ -170,9 +174,9 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
         }
       }
     }
-    auto close = did_you_mean(version_arg, labels);
+    auto close = did_you_mean(version_arg.text, labels);
     e.code = ErrorCode::unknown_version;
-    e.message = "unknown cuDNN version " + version_arg + ": " + e.message +
+    e.message = "unknown cuDNN version " + version_arg.text + ": " + e.message +
                 (close.empty() ? "" : " (did you mean " + util::join(close, " or ") + "?)") +
                 " (`cudnnctl search` lists the releases)";
     return fail(e);
@@ -180,16 +184,16 @@ Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes
   return got;
 }
 
-Result<manifest::Version> parse_version_arg(const std::string& version_arg) {
-  auto v = manifest::Version::parse(version_arg);
+Result<manifest::Version> parse_version_arg(const manifest::VersionArg& version_arg) {
+  const auto& v = version_arg.version;
   if (!v || v->parts.size() < 3) {
-    auto close = did_you_mean(version_arg, {"latest"});
+    auto close = did_you_mean(version_arg.text, {"latest"});
     return fail(ErrorCode::usage,
-                "invalid VERSION \"" + version_arg + "\"" +
+                "invalid VERSION \"" + version_arg.text + "\"" +
                     (close.empty() ? "" : " (did you mean " + close.front() + "?)") +
                     ": give a release label like 9.2.0 or a full version like 9.2.0.82");
   }
-  return v;
+  return *v;
 }
 
 Result<Target> resolve_target(const store::Layout& layout, const store::Config& config,
@@ -255,7 +259,7 @@ fetch::Options fetch_options(const Sources& sources) {
 }
 
 Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
-                                 const std::string& version_arg, const Target& target) {
+                                 const manifest::VersionArg& version_arg, const Target& target) {
   TRY_ASSIGN(manifest::Version wanted, parse_version_arg(version_arg));
   TRY_ASSIGN(manifest::PinSet pins, manifest::load_pins(sources.pins_dir));
   Resolved r;

@@ -60,7 +60,7 @@ struct Resolved {
 };
 
 // Checks that VERSION is a label (3 components) or a full version (4 components).
-[[nodiscard]] Result<manifest::Version> parse_version_arg(const std::string& version_arg);
+[[nodiscard]] Result<manifest::Version> parse_version_arg(const manifest::VersionArg& version_arg);
 
 // Fetch options for `sources` (cacert, the test knob for stalled mirrors).
 fetch::Options fetch_options(const Sources& sources);
@@ -84,7 +84,7 @@ std::vector<std::string> manifest_names(const manifest::Version& wanted);
 [[nodiscard]] Result<fetch::Fetched> fetch_manifest(const Sources& sources, util::Notes& notes,
                                                     const std::vector<std::string>& bases,
                                                     const std::vector<std::string>& names,
-                                                    const std::string& version_arg,
+                                                    const manifest::VersionArg& version_arg,
                                                     const manifest::PinSet& pins);
 
 // The manifest describes the release that was asked for (label or version prefix), else
@@ -105,7 +105,7 @@ std::optional<Error> no_cuda_build(const manifest::Manifest& m, const Target& ta
 // Resolves VERSION through the manifest. Errors: usage (unknown version/platform/variant,
 // malformed manifest), integrity (pin mismatch, unpinned under --require-pin), network.
 [[nodiscard]] Result<Resolved> resolve_release(const Sources& sources, util::Notes& notes,
-                                               const std::string& version_arg,
+                                               const manifest::VersionArg& version_arg,
                                                const Target& target);
 
 } // namespace cudnnctl::release

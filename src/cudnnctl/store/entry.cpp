@@ -44,6 +44,7 @@ EntryInfo new_entry_info(std::string name, std::string version, std::string labe
   EntryInfo info;
   info.name = std::move(name);
   info.version = std::move(version);
+  info.parsed_version = manifest::Version::parse(info.version);
   info.label = std::move(label);
   info.cuda_major = cuda_major;
   info.platform = std::move(platform);
@@ -85,6 +86,7 @@ void to_json(json& j, const EntryInfo& e) {
 void from_json(const json& j, EntryInfo& e) {
   e.name = j.at("name").get<std::string>();
   e.version = j.at("version").get<std::string>();
+  e.parsed_version = manifest::Version::parse(e.version);
   e.label = j.value("label", e.version);
   e.cuda_major = j.at("cuda").get<int>();
   e.platform = j.at("platform").get<std::string>();
@@ -151,8 +153,8 @@ Result<std::vector<EntryInfo>> list_entries(const Layout& layout,
     return fail_errno("cannot list " + layout.store_dir().string(), ec.value());
   }
   std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) {
-    auto va = manifest::Version::parse(a.version);
-    auto vb = manifest::Version::parse(b.version);
+    const auto& va = a.parsed_version;
+    const auto& vb = b.parsed_version;
     if (va && vb && *va != *vb) {
       return *va < *vb;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "manifest/version.hpp"
 #include "store/layout.hpp"
 
 #include <cstdint>
@@ -37,7 +38,10 @@ struct ArchiveInfo {
 struct EntryInfo {
   std::string name;    // directory name under store/
   std::string version; // 4 components, e.g. "9.1.0.70"
-  std::string label;   // release label it was installed as, e.g. "9.1.0"
+  // `version` parsed where the entry is read or made (from_json, new_entry_info); not
+  // written to the metadata.
+  Result<manifest::Version> parsed_version;
+  std::string label; // release label it was installed as, e.g. "9.1.0"
   int cuda_major = 0;
   std::string platform;
   std::vector<std::string> components; // sorted: "headers", "runtime", "static"

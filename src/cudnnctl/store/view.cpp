@@ -142,24 +142,25 @@ ActivePair active_pair(const Layout& layout, const StoreView& view) {
   return p;
 }
 
-std::vector<const EntryInfo*> match_entries(const StoreView& view, const std::string& version_arg,
+std::vector<const EntryInfo*> match_entries(const StoreView& view,
+                                            const manifest::VersionArg& version_arg,
                                             std::optional<int> cuda,
                                             const std::optional<std::string>& platform) {
   std::vector<const EntryInfo*> out;
   // The name `list` prints names one entry (two adopted builds of one version differ only
   // in it).
   for (const auto& e : view.entries) {
-    if (e.name == version_arg) {
+    if (e.name == version_arg.text) {
       return {&e};
     }
   }
-  auto wanted = manifest::Version::parse(version_arg);
+  const auto& wanted = version_arg.version;
   if (!wanted) {
     return out;
   }
   for (const auto& e : view.entries) {
-    auto v = manifest::Version::parse(e.version);
-    bool version_ok = (v && wanted->is_prefix_of(*v)) || e.label == version_arg;
+    const auto& v = e.parsed_version;
+    bool version_ok = (v && wanted->is_prefix_of(*v)) || e.label == version_arg.text;
     bool cuda_ok = !cuda || *cuda == e.cuda_major;
     bool platform_ok = !platform || *platform == e.platform;
     if (version_ok && cuda_ok && platform_ok) {

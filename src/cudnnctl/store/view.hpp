@@ -77,11 +77,11 @@ struct ActivePair {
 };
 [[nodiscard]] ActivePair active_pair(const Layout& layout, const StoreView& view);
 
-// Entries matching a VERSION argument: a label or version prefix ("9.1", "9.1.0",
-// "9.1.0.70"), filtered by `cuda` and `platform` when given.
+// Entries matching a VERSION argument: an entry's name, or a label or version prefix ("9.1",
+// "9.1.0", "9.1.0.70"), filtered by `cuda` and `platform` when given.
 [[nodiscard]] std::vector<const EntryInfo*>
-match_entries(const StoreView& view, const std::string& version_arg, std::optional<int> cuda,
-              const std::optional<std::string>& platform);
+match_entries(const StoreView& view, const manifest::VersionArg& version_arg,
+              std::optional<int> cuda, const std::optional<std::string>& platform);
 
 // One human line describing an entry: "9.1.0.70 (CUDA 12, linux-x86_64)".
 [[nodiscard]] std::string describe(const EntryInfo& e);
