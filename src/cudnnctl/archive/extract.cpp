@@ -5,6 +5,7 @@
 #include "archive/dest_tree.hpp"
 #include "archive/file_writer.hpp"
 #include "archive/reader.hpp"
+#include "util/enum_name.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -31,17 +32,11 @@ struct Seen {
 };
 
 const char* kind_name(EntryKind kind) {
-  switch (kind) {
-  case EntryKind::file:
-    return "file";
-  case EntryKind::directory:
-    return "directory";
-  case EntryKind::symlink:
-    return "symlink";
-  case EntryKind::hardlink:
-    return "hard link";
-  }
-  return "entry";
+  static constexpr util::EnumName<EntryKind> k_names[] = {{EntryKind::file, "file"},
+                                                          {EntryKind::directory, "directory"},
+                                                          {EntryKind::symlink, "symlink"},
+                                                          {EntryKind::hardlink, "hard link"}};
+  return util::enum_name(kind, k_names, "entry");
 }
 
 class Extractor {

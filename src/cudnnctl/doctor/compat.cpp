@@ -2,6 +2,7 @@
 // Lookups over the compatibility facts, and reading the site overlay under a root.
 #include "doctor/compat.hpp"
 
+#include "util/enum_name.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -77,15 +78,9 @@ bool version_rule_ok(std::string_view built, std::string_view runtime) {
 }
 
 const char* check_name(Check c) {
-  switch (c) {
-  case Check::minor:
-    return "minor";
-  case Check::major:
-    return "major";
-  case Check::optional:
-    return "optional";
-  }
-  return "minor";
+  static constexpr util::EnumName<Check> k_names[] = {
+      {Check::minor, "minor"}, {Check::major, "major"}, {Check::optional, "optional"}};
+  return util::enum_name(c, k_names, "minor");
 }
 
 bool check_accepts(Check check, std::string_view built, std::string_view runtime) {

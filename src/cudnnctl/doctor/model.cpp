@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/model.hpp"
 
+#include "util/enum_name.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace cudnnctl::doctor {
@@ -26,15 +28,9 @@ json step_json(const LoadStep& s) {
 } // namespace
 
 const char* severity_name(Severity s) {
-  switch (s) {
-  case Severity::error:
-    return "error";
-  case Severity::warning:
-    return "warning";
-  case Severity::info:
-    return "info";
-  }
-  return "error";
+  static constexpr util::EnumName<Severity> k_names[] = {
+      {Severity::error, "error"}, {Severity::warning, "warning"}, {Severity::info, "info"}};
+  return util::enum_name(s, k_names, "error");
 }
 
 bool Install::has_origin(const std::string& kind) const {

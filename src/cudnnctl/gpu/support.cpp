@@ -2,6 +2,7 @@
 #include "gpu/support.hpp"
 
 #include "manifest/version.hpp"
+#include "util/enum_name.hpp"
 #include "validate/driver.hpp"
 
 #include <algorithm>
@@ -219,15 +220,10 @@ std::string str_field(const json& j, const char* key, const std::string& where) 
 } // namespace
 
 const char* verdict_name(Verdict v) {
-  switch (v) {
-  case Verdict::supported:
-    return "supported";
-  case Verdict::unsupported:
-    return "unsupported";
-  case Verdict::unknown:
-    return "unknown";
-  }
-  return "unknown";
+  static constexpr util::EnumName<Verdict> k_names[] = {{Verdict::supported, "supported"},
+                                                        {Verdict::unsupported, "unsupported"},
+                                                        {Verdict::unknown, "unknown"}};
+  return util::enum_name(v, k_names, "unknown");
 }
 
 const SupportRow* SupportTable::find(std::string_view release, int cuda) const {

@@ -4,6 +4,7 @@
 // skip (a misspelt "expires" must not make a list live forever).
 #include "manifest/specifier.hpp"
 #include "recall/recall.hpp"
+#include "util/enum_name.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -72,21 +73,14 @@ bool covers(std::string_view r, std::string_view v) {
 } // namespace
 
 const char* state_name(ListState s) {
-  switch (s) {
-  case ListState::valid:
-    return "valid";
-  case ListState::expired:
-    return "expired";
-  case ListState::unsigned_list:
-    return "unsigned";
-  case ListState::bad_signature:
-    return "bad-signature";
-  case ListState::no_keys:
-    return "no-keys";
-  case ListState::malformed:
-    return "malformed";
-  }
-  return "malformed";
+  static constexpr util::EnumName<ListState> k_names[] = {
+      {ListState::valid, "valid"},
+      {ListState::expired, "expired"},
+      {ListState::unsigned_list, "unsigned"},
+      {ListState::bad_signature, "bad-signature"},
+      {ListState::no_keys, "no-keys"},
+      {ListState::malformed, "malformed"}};
+  return util::enum_name(s, k_names, "malformed");
 }
 
 const Recall* RecallSet::find_recall(std::string_view version, std::optional<int> cuda) const {

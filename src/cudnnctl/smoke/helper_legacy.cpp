@@ -3,21 +3,17 @@
 
 #include "smoke/helper_device.hpp"
 #include "smoke/helper_load.hpp"
+#include "util/enum_name.hpp"
 
 #include <algorithm>
 
 namespace cudnnctl::smoke_helper {
 
 const char* pass_name(ConvPass p) {
-  switch (p) {
-  case ConvPass::forward:
-    return "fwd";
-  case ConvPass::backward_data:
-    return "bwd_data";
-  case ConvPass::backward_filter:
-    return "bwd_filter";
-  }
-  return "?";
+  static constexpr util::EnumName<ConvPass> k_names[] = {{ConvPass::forward, "fwd"},
+                                                         {ConvPass::backward_data, "bwd_data"},
+                                                         {ConvPass::backward_filter, "bwd_filter"}};
+  return util::enum_name(p, k_names, "?");
 }
 
 LegacyConv::LegacyConv(const Cudnn& dnn, CudnnHandle handle, ConvShape shape, DType dtype,

@@ -2,6 +2,7 @@
 #include "smoke/runner.hpp"
 
 #include "smoke/json_lines.hpp"
+#include "util/enum_name.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -47,15 +48,9 @@ Result<util::ProcessResult> run_helper(std::vector<std::string> args,
 } // namespace
 
 const char* outcome_name(Outcome o) {
-  switch (o) {
-  case Outcome::passed:
-    return "passed";
-  case Outcome::failed:
-    return "failed";
-  case Outcome::skipped:
-    return "skipped";
-  }
-  return "failed";
+  static constexpr util::EnumName<Outcome> k_names[] = {
+      {Outcome::passed, "passed"}, {Outcome::failed, "failed"}, {Outcome::skipped, "skipped"}};
+  return util::enum_name(o, k_names, "failed");
 }
 
 Result<std::string> find_child(const char* name, const char* env_var) {
