@@ -27,15 +27,14 @@ store::BackupMeta generation_meta(const Context& ctx, const store::EntryInfo& e,
     if (f.kind != "file" && f.kind != "symlink") {
       continue; // directories are implied by the paths
     }
-    store::BackupFile b;
-    b.member = f.path;
-    b.path = f.path;
-    b.kind = f.kind;
-    b.mode = f.mode;
-    b.size = f.size;
-    b.sha256 = f.sha256;
-    b.target = f.target;
-    b.source = ctx.layout().entry_dir(e.name) / f.path;
+    store::BackupFile b{.member = f.path,
+                        .path = f.path,
+                        .kind = f.kind,
+                        .mode = f.mode,
+                        .size = f.size,
+                        .sha256 = f.sha256,
+                        .target = f.target,
+                        .source = ctx.layout().entry_dir(e.name) / f.path};
     struct stat st;
     if (::lstat(b.source.c_str(), &st) == 0) {
       b.mtime = st.st_mtim.tv_sec;

@@ -175,19 +175,14 @@ bool bind_cudnn(void* h, Cudnn& api, std::string& missing) {
   (void)bind(h, api.cudnnGetConvolutionBackwardFilterAlgorithm_v7,
              "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
   (void)bind(h, api.cudnnGetLastErrorString, "cudnnGetLastErrorString");
-  Cudnn g;
+  Cudnn g = api; // the graph API is taken whole or not at all
   if (bind(h, g.cudnnBackendCreateDescriptor, "cudnnBackendCreateDescriptor") &&
       bind(h, g.cudnnBackendDestroyDescriptor, "cudnnBackendDestroyDescriptor") &&
       bind(h, g.cudnnBackendFinalize, "cudnnBackendFinalize") &&
       bind(h, g.cudnnBackendSetAttribute, "cudnnBackendSetAttribute") &&
       bind(h, g.cudnnBackendGetAttribute, "cudnnBackendGetAttribute") &&
       bind(h, g.cudnnBackendExecute, "cudnnBackendExecute")) {
-    api.cudnnBackendCreateDescriptor = g.cudnnBackendCreateDescriptor;
-    api.cudnnBackendDestroyDescriptor = g.cudnnBackendDestroyDescriptor;
-    api.cudnnBackendFinalize = g.cudnnBackendFinalize;
-    api.cudnnBackendSetAttribute = g.cudnnBackendSetAttribute;
-    api.cudnnBackendGetAttribute = g.cudnnBackendGetAttribute;
-    api.cudnnBackendExecute = g.cudnnBackendExecute;
+    api = g;
   }
   for (const auto& item : items) {
     if (!item.ok) {

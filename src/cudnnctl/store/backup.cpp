@@ -113,16 +113,14 @@ Status check_expansion(const std::string& file, const BackupMeta& meta) {
 } // namespace
 
 BackupMeta new_backup_meta(std::string kind, const EntryInfo& e) {
-  BackupMeta m;
-  m.kind = std::move(kind);
-  m.created = util::utc_timestamp();
-  m.version = e.version;
-  m.label = e.label;
-  m.cuda = e.cuda_major;
-  m.platform = e.platform;
-  m.components = e.components;
-  m.source_entry = e.name;
-  return m;
+  return BackupMeta{.kind = std::move(kind),
+                    .created = util::utc_timestamp(),
+                    .version = e.version,
+                    .label = e.label,
+                    .cuda = e.cuda_major,
+                    .platform = e.platform,
+                    .components = e.components,
+                    .source_entry = e.name};
 }
 
 json backup_meta_json(const BackupMeta& m) {
