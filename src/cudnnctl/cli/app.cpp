@@ -310,34 +310,32 @@ void register_help(CLI::App& app, Action& action) {
   auto topic = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("help", "Show the help of cudnnctl or of one command");
   cmd->add_option("COMMAND", *topic, "The command to explain");
-  cmd->callback([topic, &app, &action] {
-    action = [topic, &app](ops::Context&, Report& report) -> Status {
-      const CLI::App* about = &app;
-      if (!topic->empty()) {
-        about = nullptr;
-        for (const auto* sub : app.get_subcommands({})) {
-          if (!sub->get_group().empty() && sub->get_name() == *topic) {
-            about = sub;
-          }
-        }
-        if (!about) {
-          return fail(ErrorCode::usage,
-                      "unknown command \"" + *topic + "\"" +
-                          command_hint(*topic, visible_commands(app)) +
-                          " (commands: " + util::join(visible_commands(app), ", ") + ")");
+  on_run(cmd, action, [topic, &app](ops::Context&, Report& report) -> Status {
+    const CLI::App* about = &app;
+    if (!topic->empty()) {
+      about = nullptr;
+      for (const auto* sub : app.get_subcommands({})) {
+        if (!sub->get_group().empty() && sub->get_name() == *topic) {
+          about = sub;
         }
       }
-      // The formatter directly: App::help() would describe the selected command (help).
-      std::string text = about->get_formatter()->make_help(
-          about, about == &app ? "cudnnctl" : "cudnnctl " + about->get_name(),
-          CLI::AppFormatMode::Normal);
-      report.data()["help"] = text;
-      std::istringstream lines(text);
-      for (std::string line; std::getline(lines, line);) {
-        report.line(line);
+      if (!about) {
+        return fail(ErrorCode::usage, "unknown command \"" + *topic + "\"" +
+                                          command_hint(*topic, visible_commands(app)) +
+                                          " (commands: " + util::join(visible_commands(app), ", ") +
+                                          ")");
       }
-      return {};
-    };
+    }
+    // The formatter directly: App::help() would describe the selected command (help).
+    std::string text = about->get_formatter()->make_help(
+        about, about == &app ? "cudnnctl" : "cudnnctl " + about->get_name(),
+        CLI::AppFormatMode::Normal);
+    report.data()["help"] = text;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      report.line(line);
+    }
+    return {};
   });
 }
 
@@ -408,6 +406,10 @@ int run_parsed(CLI::App& app, ops::GlobalOptions& g, Action& action) {
 }
 
 } // namespace
+
+void on_run(CLI::App* cmd, Action& action, Action run) {
+  cmd->callback([&action, run = std::move(run)] { action = run; });
+}
 
 int run(int argc, char** argv) {
   // A write past RLIMIT_FSIZE must fail with EFBIG (and be undone), not kill the process.

@@ -160,13 +160,11 @@ void register_adopt(CLI::App& app, Action& action) {
                     "several cuda_homes: every one, or this one of them)");
   adopt->add_flag("--undo", ao->undo,
                   "Put the adopted originals back at their paths and deactivate cudnnctl");
-  adopt->callback([ao, &action] {
-    action = [ao](ops::Context& ctx, Report& report) {
-      ops::AdoptResult r;
-      Status st = ops::adopt(ctx, *ao, r);
-      render(r, ctx.dry_run(), report);
-      return st;
-    };
+  on_run(adopt, action, [ao](ops::Context& ctx, Report& report) {
+    ops::AdoptResult r;
+    Status st = ops::adopt(ctx, *ao, r);
+    render(r, ctx.dry_run(), report);
+    return st;
   });
 
   auto bo = std::make_shared<ops::BackupOptions>();
@@ -175,30 +173,26 @@ void register_adopt(CLI::App& app, Action& action) {
   backup->add_option("--output", bo->output,
                      "Tarball to write (.tar.zst or .tar.gz; default under "
                      "/var/lib/cudnnctl/backups/)");
-  backup->callback([bo, &action] {
-    action = [bo](ops::Context& ctx, Report& report) {
-      ops::BackupResult r;
-      Status st = ops::backup(ctx, *bo, r);
-      if (st) {
-        render(r, report);
-      } else {
-        report.outcome = r;
-      }
-      return st;
-    };
+  on_run(backup, action, [bo](ops::Context& ctx, Report& report) {
+    ops::BackupResult r;
+    Status st = ops::backup(ctx, *bo, r);
+    if (st) {
+      render(r, report);
+    } else {
+      report.outcome = r;
+    }
+    return st;
   });
 
   auto ro = std::make_shared<ops::RestoreOptions>();
   auto* restore = app.add_subcommand(
       "restore", "Verify a backup, import it as a new store entry and switch to it");
   restore->add_option("FILE", ro->file, "Backup tarball (from `backup` or `adopt`)")->required();
-  restore->callback([ro, &action] {
-    action = [ro](ops::Context& ctx, Report& report) {
-      ops::RestoreResult r;
-      Status st = ops::restore(ctx, *ro, r);
-      render(r, report);
-      return st;
-    };
+  on_run(restore, action, [ro](ops::Context& ctx, Report& report) {
+    ops::RestoreResult r;
+    Status st = ops::restore(ctx, *ro, r);
+    render(r, report);
+    return st;
   });
 
   auto eo = std::make_shared<ops::EnvOptions>();
@@ -216,16 +210,14 @@ void register_adopt(CLI::App& app, Action& action) {
   env->add_option("--slot", eo->slot,
                   "The variables of this slot's active entry (e.g. 8-cuda12, as `status` lists "
                   "them), naming its store path, instead of the primary slot's");
-  env->callback([eo, &action] {
-    action = [eo](ops::Context& ctx, Report& report) {
-      ops::EnvResult r;
-      Status st = ops::env(ctx, *eo, r);
-      report.outcome = r;
-      if (st) {
-        render(r, report);
-      }
-      return st;
-    };
+  on_run(env, action, [eo](ops::Context& ctx, Report& report) {
+    ops::EnvResult r;
+    Status st = ops::env(ctx, *eo, r);
+    report.outcome = r;
+    if (st) {
+      render(r, report);
+    }
+    return st;
   });
 }
 

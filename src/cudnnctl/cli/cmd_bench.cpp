@@ -60,44 +60,42 @@ void register_bench(CLI::App& app, Action& action) {
   cmd->add_option("--plot", o->plot, "Also write an SVG bar chart per workload to FILE");
   cmd->add_flag("--tiny", o->args.tiny, "Scaled-down shapes (tests of the code paths only)")
       ->group("");
-  cmd->callback([o, &action] {
-    action = [o](ops::Context& ctx, Report& report) -> Status {
-      ops::BenchArgs a = o->args;
-      if (!o->versions.empty()) {
-        a.versions = util::split(o->versions, ',');
-      }
-      if (!o->gpus.empty()) {
-        TRY_ASSIGN(a.gpus, parse_gpus(o->gpus));
-      }
-      if (!o->workloads.empty()) {
-        for (const auto& w : util::split(o->workloads, ',')) {
-          if (w != "resnet50" && w != "bert" && w != "unet3d") {
-            return fail(ErrorCode::usage, "--workloads: unknown workload \"" + w +
-                                              "\" (known: resnet50, bert, unet3d)");
-          }
-          a.workloads.push_back(w);
+  on_run(cmd, action, [o](ops::Context& ctx, Report& report) -> Status {
+    ops::BenchArgs a = o->args;
+    if (!o->versions.empty()) {
+      a.versions = util::split(o->versions, ',');
+    }
+    if (!o->gpus.empty()) {
+      TRY_ASSIGN(a.gpus, parse_gpus(o->gpus));
+    }
+    if (!o->workloads.empty()) {
+      for (const auto& w : util::split(o->workloads, ',')) {
+        if (w != "resnet50" && w != "bert" && w != "unet3d") {
+          return fail(ErrorCode::usage, "--workloads: unknown workload \"" + w +
+                                            "\" (known: resnet50, bert, unet3d)");
         }
+        a.workloads.push_back(w);
       }
-      ops::BenchResult r;
-      TRY(ops::bench(ctx, a, r));
-      const bench::Run& run = *r.run;
-      report.data() = nlohmann::json::parse(bench::render_json(run, r.baseline));
-      for (const auto& l : util::split(bench::render_table(run, r.baseline), '\n')) {
-        report.line(l);
-      }
-      while (!report.lines.empty() && report.lines.back().empty()) {
-        report.lines.pop_back();
-      }
-      if (!o->csv.empty()) {
-        TRY(util::write_file_atomic(o->csv, bench::render_csv(run, r.baseline)));
-        ctx.action("wrote " + o->csv);
-      }
-      if (!o->plot.empty()) {
-        TRY(util::write_file_atomic(o->plot, bench::render_svg(run, r.baseline)));
-        ctx.action("wrote " + o->plot);
-      }
-      return {};
-    };
+    }
+    ops::BenchResult r;
+    TRY(ops::bench(ctx, a, r));
+    const bench::Run& run = *r.run;
+    report.data() = nlohmann::json::parse(bench::render_json(run, r.baseline));
+    for (const auto& l : util::split(bench::render_table(run, r.baseline), '\n')) {
+      report.line(l);
+    }
+    while (!report.lines.empty() && report.lines.back().empty()) {
+      report.lines.pop_back();
+    }
+    if (!o->csv.empty()) {
+      TRY(util::write_file_atomic(o->csv, bench::render_csv(run, r.baseline)));
+      ctx.action("wrote " + o->csv);
+    }
+    if (!o->plot.empty()) {
+      TRY(util::write_file_atomic(o->plot, bench::render_svg(run, r.baseline)));
+      ctx.action("wrote " + o->plot);
+    }
+    return {};
   });
 }
 

@@ -73,15 +73,13 @@ void register_check(CLI::App& app, Action& action) {
   check->add_option("--slot", args->slot,
                     "Check this slot's active entry instead of the primary's (e.g. 8-cuda12, as "
                     "`status` lists them)");
-  check->callback([args, &action] {
-    action = [args](ops::Context& ctx, Report& report) {
-      ops::CheckResult r;
-      Status st = ops::check(ctx, *args, r);
-      if (st || st.error().code == ErrorCode::problems) {
-        render(r, *args, report);
-      }
-      return st;
-    };
+  on_run(check, action, [args](ops::Context& ctx, Report& report) {
+    ops::CheckResult r;
+    Status st = ops::check(ctx, *args, r);
+    if (st || st.error().code == ErrorCode::problems) {
+      render(r, *args, report);
+    }
+    return st;
   });
 }
 

@@ -61,33 +61,31 @@ void register_completion(CLI::App& app, Action& action) {
               "zsh: cudnnctl completion zsh > \"${fpath[1]}/_cudnnctl\". fish: cudnnctl "
               "completion fish > ~/.config/fish/completions/cudnnctl.fish.\n"
               "man: cudnnctl completion man > cudnnctl.1; man -l cudnnctl.1.");
-  cmd->callback([shell, list, &app, &action] {
-    action = [shell, list, &app](ops::Context& ctx, Report& report) -> Status {
-      if (shell->empty() == list->empty()) {
-        return fail(ErrorCode::usage, "completion takes a SHELL (bash, zsh, fish or man) or "
-                                      "--list installed|releases");
-      }
-      std::string text;
-      if (!list->empty()) {
-        auto words = *list == "installed" ? completion_installed(ctx) : completion_releases();
-        report.data()["words"] = words;
-        for (const auto& w : words) {
-          report.line(w);
-        }
-        return {};
-      }
-      CliSpec spec = describe_cli(app);
-      text = *shell == "bash"   ? bash_completion(spec)
-             : *shell == "zsh"  ? zsh_completion(spec)
-             : *shell == "fish" ? fish_completion(spec)
-                                : man_page(spec, std::string(ops::version_info().version));
-      report.data()["script"] = text;
-      std::istringstream lines(text);
-      for (std::string line; std::getline(lines, line);) {
-        report.line(line);
+  on_run(cmd, action, [shell, list, &app](ops::Context& ctx, Report& report) -> Status {
+    if (shell->empty() == list->empty()) {
+      return fail(ErrorCode::usage, "completion takes a SHELL (bash, zsh, fish or man) or "
+                                    "--list installed|releases");
+    }
+    std::string text;
+    if (!list->empty()) {
+      auto words = *list == "installed" ? completion_installed(ctx) : completion_releases();
+      report.data()["words"] = words;
+      for (const auto& w : words) {
+        report.line(w);
       }
       return {};
-    };
+    }
+    CliSpec spec = describe_cli(app);
+    text = *shell == "bash"   ? bash_completion(spec)
+           : *shell == "zsh"  ? zsh_completion(spec)
+           : *shell == "fish" ? fish_completion(spec)
+                              : man_page(spec, std::string(ops::version_info().version));
+    report.data()["script"] = text;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      report.line(line);
+    }
+    return {};
   });
 }
 

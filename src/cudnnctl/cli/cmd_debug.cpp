@@ -15,14 +15,12 @@ void register_debug(CLI::App& app, Action& action) {
   auto* sha = app.add_subcommand("debug-sha256", "Print the SHA-256 of files (benchmarks)");
   sha->group(""); // hidden
   sha->add_option("FILE", *files, "Files to hash")->required();
-  sha->callback([files, &action] {
-    action = [files](ops::Context&, Report& report) -> Status {
-      for (const auto& f : *files) {
-        TRY_ASSIGN(std::string digest, util::sha256_file(f));
-        report.line(digest + "  " + f);
-      }
-      return {};
-    };
+  on_run(sha, action, [files](ops::Context&, Report& report) -> Status {
+    for (const auto& f : *files) {
+      TRY_ASSIGN(std::string digest, util::sha256_file(f));
+      report.line(digest + "  " + f);
+    }
+    return {};
   });
 }
 

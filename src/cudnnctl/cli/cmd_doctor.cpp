@@ -89,13 +89,11 @@ void register_doctor(CLI::App& app, Action& action) {
   doctor->add_option("--scan", dargs->scan,
                      "Also inspect this venv, conda environment, site-packages or library "
                      "directory (inside --root; repeatable)");
-  doctor->callback([dargs, &action] {
-    action = [dargs](ops::Context& ctx, Report& report) {
-      ops::DoctorResult r;
-      Status st = ops::doctor(ctx, *dargs, r);
-      render(r, report);
-      return st;
-    };
+  on_run(doctor, action, [dargs](ops::Context& ctx, Report& report) {
+    ops::DoctorResult r;
+    Status st = ops::doctor(ctx, *dargs, r);
+    render(r, report);
+    return st;
   });
 
   auto rargs = std::make_shared<ops::RecommendArgs>();
@@ -112,13 +110,11 @@ void register_doctor(CLI::App& app, Action& action) {
                         "cnn, rnn, transformer, recsys-sparse (or an alias: lstm, vit, bert, ...)");
   recommend->add_option("--compute-capability", rargs->compute_capability,
                         "The GPU's compute capability, e.g. 9.0");
-  recommend->callback([rargs, &action] {
-    action = [rargs](ops::Context& ctx, Report& report) {
-      ops::RecommendResult r;
-      Status st = ops::recommend(ctx, *rargs, r);
-      render(r, report);
-      return st;
-    };
+  on_run(recommend, action, [rargs](ops::Context& ctx, Report& report) {
+    ops::RecommendResult r;
+    Status st = ops::recommend(ctx, *rargs, r);
+    render(r, report);
+    return st;
   });
 }
 

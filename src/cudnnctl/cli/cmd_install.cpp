@@ -123,20 +123,18 @@ void register_install(CLI::App& app, Action& action) {
                 "Keep nothing in the download cache (/var/cache/cudnnctl; --user: "
                 "~/.cache/cudnnctl) afterwards: for container images (default: config "
                 "keep_cache, true)");
-  cmd->callback([o, components, &action] {
-    action = [o, components](ops::Context& ctx, Report& report) -> Status {
-      ops::InstallOptions opts = *o;
-      if (!opts.perf_gate && ctx.config().perf_gate) {
-        opts.perf_gate = *ctx.config().perf_gate;
-      }
-      if (!components->empty()) {
-        TRY_ASSIGN(opts.components, ops::parse_components(*components));
-      }
-      ops::InstallResult r;
-      Status st = ops::install(ctx, opts, r);
-      render(r, report);
-      return st;
-    };
+  on_run(cmd, action, [o, components](ops::Context& ctx, Report& report) -> Status {
+    ops::InstallOptions opts = *o;
+    if (!opts.perf_gate && ctx.config().perf_gate) {
+      opts.perf_gate = *ctx.config().perf_gate;
+    }
+    if (!components->empty()) {
+      TRY_ASSIGN(opts.components, ops::parse_components(*components));
+    }
+    ops::InstallResult r;
+    Status st = ops::install(ctx, opts, r);
+    render(r, report);
+    return st;
   });
 }
 

@@ -125,15 +125,13 @@ void register_maintain(CLI::App& app, Action& action) {
   auto version = std::make_shared<std::string>();
   auto* rm = app.add_subcommand("remove", "Remove an installed version (never the active one)");
   rm->add_option("VERSION", *version, "Installed label or version")->required();
-  rm->callback([version, &action] {
-    action = [version](ops::Context& ctx, Report& report) {
-      ops::RemoveResult r;
-      Status st = ops::remove(ctx, *version, r);
-      if (st) {
-        render(r, ctx.dry_run(), report);
-      }
-      return st;
-    };
+  on_run(rm, action, [version](ops::Context& ctx, Report& report) {
+    ops::RemoveResult r;
+    Status st = ops::remove(ctx, *version, r);
+    if (st) {
+      render(r, ctx.dry_run(), report);
+    }
+    return st;
   });
 
   auto keep = std::make_shared<std::optional<int>>();
@@ -145,15 +143,13 @@ void register_maintain(CLI::App& app, Action& action) {
         "Generations to keep: the active one and what rollback walks back to (default: config, 3)")
       ->check(CLI::Range(1, 1000000000));
   gc->add_flag("--cache", *cache, "Also empty the download cache");
-  gc->callback([keep, cache, &action] {
-    action = [keep, cache](ops::Context& ctx, Report& report) {
-      ops::GcResult r;
-      Status st = ops::gc(ctx, *keep, *cache ? ops::GcCache::empty : ops::GcCache::keep, r);
-      if (st) {
-        render(r, ctx.dry_run(), report);
-      }
-      return st;
-    };
+  on_run(gc, action, [keep, cache](ops::Context& ctx, Report& report) {
+    ops::GcResult r;
+    Status st = ops::gc(ctx, *keep, *cache ? ops::GcCache::empty : ops::GcCache::keep, r);
+    if (st) {
+      render(r, ctx.dry_run(), report);
+    }
+    return st;
   });
 
   auto yes = std::make_shared<bool>(false);
@@ -165,27 +161,24 @@ void register_maintain(CLI::App& app, Action& action) {
                 "(journal, history, backups), the loader drop-in, the CUDA-home links and the "
                 "pkg-config file, and puts the originals `adopt` took over back. Keeps "
                 "/etc/cudnnctl (your configuration). Interrupted: run it again.");
-  purge->callback([yes, &action] {
-    action = [yes](ops::Context& ctx, Report& report) {
-      ops::PurgeResult r;
-      Status st = ops::purge(ctx, *yes, r);
-      if (st) {
-        render(r, ctx, report);
-      } else {
-        report.outcome = r; // a refusal or a failure says only what is active now
-      }
-      return st;
-    };
+  on_run(purge, action, [yes](ops::Context& ctx, Report& report) {
+    ops::PurgeResult r;
+    Status st = ops::purge(ctx, *yes, r);
+    if (st) {
+      render(r, ctx, report);
+    } else {
+      report.outcome = r; // a refusal or a failure says only what is active now
+    }
+    return st;
   });
 
-  app.add_subcommand("recover", "Finish or undo an interrupted command and remove leftovers")
-      ->callback([&action] {
-        action = [](ops::Context& ctx, Report& report) {
-          ops::RecoverResult r;
-          Status st = ops::recover(ctx, r);
-          render(r, ctx.dry_run(), report);
-          return st;
-        };
+  on_run(
+      app.add_subcommand("recover", "Finish or undo an interrupted command and remove leftovers"),
+      action, [](ops::Context& ctx, Report& report) {
+        ops::RecoverResult r;
+        Status st = ops::recover(ctx, r);
+        render(r, ctx.dry_run(), report);
+        return st;
       });
 }
 

@@ -287,51 +287,46 @@ void render(const ops::VerifyResult& r, Report& report) {
 } // namespace
 
 void register_query(CLI::App& app, Action& action) {
-  app.add_subcommand("status", "Show the active generation and what rollback would restore")
-      ->callback([&action] {
-        action = [](ops::Context& ctx, Report& report) {
-          ops::StatusResult r;
-          Status st = ops::status(ctx, r);
-          if (st) {
-            render(r, ctx, report);
-          }
-          return st;
-        };
-      });
+  on_run(app.add_subcommand("status", "Show the active generation and what rollback would restore"),
+         action, [](ops::Context& ctx, Report& report) {
+           ops::StatusResult r;
+           Status st = ops::status(ctx, r);
+           if (st) {
+             render(r, ctx, report);
+           }
+           return st;
+         });
   auto available = std::make_shared<bool>(false);
   auto pattern = std::make_shared<std::string>();
   auto* list = app.add_subcommand("list", "List installed builds (with sizes) and generations");
   list->add_flag("--available", *available,
                  "List the releases there are instead, as `cudnnctl search [PATTERN]`");
   list->add_option("PATTERN", *pattern, "With --available: as search's PATTERN");
-  list->callback([available, pattern, &action] {
-    action = [available, pattern](ops::Context& ctx, Report& report) -> Status {
-      if (*available) {
-        return run_search(ctx, *pattern, report);
-      }
-      if (!pattern->empty()) {
-        return fail(ErrorCode::usage, "list takes PATTERN only with --available (or use "
-                                      "`cudnnctl search " +
-                                          *pattern + "`)");
-      }
-      ops::ListResult r;
-      Status st = ops::list(ctx, r);
-      if (st) {
-        render(r, ctx, report);
-      }
-      return st;
-    };
+  on_run(list, action, [available, pattern](ops::Context& ctx, Report& report) -> Status {
+    if (*available) {
+      return run_search(ctx, *pattern, report);
+    }
+    if (!pattern->empty()) {
+      return fail(ErrorCode::usage, "list takes PATTERN only with --available (or use "
+                                    "`cudnnctl search " +
+                                        *pattern + "`)");
+    }
+    ops::ListResult r;
+    Status st = ops::list(ctx, r);
+    if (st) {
+      render(r, ctx, report);
+    }
+    return st;
   });
-  app.add_subcommand("history", "Show every transaction and how it ended")->callback([&action] {
-    action = [](ops::Context& ctx, Report& report) {
-      ops::HistoryResult r;
-      Status st = ops::history(ctx, r);
-      if (st) {
-        render(r, report);
-      }
-      return st;
-    };
-  });
+  on_run(app.add_subcommand("history", "Show every transaction and how it ended"), action,
+         [](ops::Context& ctx, Report& report) {
+           ops::HistoryResult r;
+           Status st = ops::history(ctx, r);
+           if (st) {
+             render(r, report);
+           }
+           return st;
+         });
   auto vo = std::make_shared<ops::VerifyOptions>();
   auto* verify = app.add_subcommand(
       "verify", "Re-check the active generation against what was recorded at install");
@@ -344,32 +339,28 @@ void register_query(CLI::App& app, Action& action) {
       ->add_flag("--all-slots", vo->all_slots,
                  "Check every active slot, one line each (exit 8 if any fails)")
       ->excludes(vslot);
-  verify->callback([vo, &action] {
-    action = [vo](ops::Context& ctx, Report& report) {
-      ops::VerifyResult r;
-      Status st = ops::verify(ctx, *vo, r);
-      render(r, report);
-      return st;
-    };
+  on_run(verify, action, [vo](ops::Context& ctx, Report& report) {
+    ops::VerifyResult r;
+    Status st = ops::verify(ctx, *vo, r);
+    render(r, report);
+    return st;
   });
 }
 
 void register_smoke(CLI::App& app, Action& action) {
-  app.add_subcommand("smoke",
-                     "Run the GPU smoke test on the active generation (exit 8 if it fails)")
-      ->callback([&action] {
-        action = [](ops::Context& ctx, Report& report) {
-          ops::SmokeTestResult r;
-          Status st = ops::smoke(ctx, r);
-          report.outcome = r;
-          if (!r.entry.empty()) {
-            report.data()["entry"] = r.entry;
-          }
-          put_findings(r.findings, report);
-          smoke_lines(r.findings, report, Skipped::say);
-          return st;
-        };
-      });
+  on_run(app.add_subcommand("smoke",
+                            "Run the GPU smoke test on the active generation (exit 8 if it fails)"),
+         action, [](ops::Context& ctx, Report& report) {
+           ops::SmokeTestResult r;
+           Status st = ops::smoke(ctx, r);
+           report.outcome = r;
+           if (!r.entry.empty()) {
+             report.data()["entry"] = r.entry;
+           }
+           put_findings(r.findings, report);
+           smoke_lines(r.findings, report, Skipped::say);
+           return st;
+         });
 }
 
 } // namespace cudnnctl::cli

@@ -123,10 +123,8 @@ void register_search(CLI::App& app, Action& action) {
   cmd->footer("Releases come from the built-in list and from each mirror's directory index "
               "(redistrib_<label>.json files).\nExample: cudnnctl --mirror "
               "http://mirror.local/cudnn/redist/ search 9");
-  cmd->callback([pattern, &action] {
-    action = [pattern](ops::Context& ctx, Report& report) {
-      return run_search(ctx, *pattern, report);
-    };
+  on_run(cmd, action, [pattern](ops::Context& ctx, Report& report) {
+    return run_search(ctx, *pattern, report);
   });
 }
 

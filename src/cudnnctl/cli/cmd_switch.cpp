@@ -77,42 +77,40 @@ void register_switch(CLI::App& app, Action& action) {
                 "slots' versions active");
   use->add_flag("--require-gpu", use_opts->demands.require_gpu,
                 "Refuse (exit 7) unless a usable GPU runs the smoke test");
-  use->callback([use_opts, &action] {
-    action = [use_opts](ops::Context& ctx, Report& report) -> Status {
-      const auto& o = *use_opts;
-      if (o.none || o.slot) {
-        if (!o.none || !o.version.empty() || o.demands.alongside) {
-          return fail(ErrorCode::usage,
-                      "use: --slot S goes with --none and no VERSION (`cudnnctl use --none "
-                      "--slot S` deactivates slot S; `cudnnctl use VERSION --alongside` "
-                      "activates VERSION in its own slot)");
-        }
-        ops::SlotOffResult r;
-        Status st = ops::deactivate_slot(ctx, o.slot, r);
-        report.outcome = r;
-        if (!r.slot.empty()) {
-          report.data()["slot"] = r.slot;
-          report.data()["generation"] = r.generation;
-          report.data()["entry"] = r.entry;
-        }
-        if (st && !ctx.dry_run()) {
-          report.line("deactivated slot " + r.slot + " (generation " +
-                      std::to_string(r.generation) + ", " + r.entry +
-                      "); its entry stays in the store (`cudnnctl remove` deletes it, `cudnnctl "
-                      "use VERSION --alongside` activates it again)");
-        }
-        return st;
+  on_run(use, action, [use_opts](ops::Context& ctx, Report& report) -> Status {
+    const auto& o = *use_opts;
+    if (o.none || o.slot) {
+      if (!o.none || !o.version.empty() || o.demands.alongside) {
+        return fail(ErrorCode::usage,
+                    "use: --slot S goes with --none and no VERSION (`cudnnctl use --none "
+                    "--slot S` deactivates slot S; `cudnnctl use VERSION --alongside` "
+                    "activates VERSION in its own slot)");
       }
-      if (o.version.empty()) {
-        return fail(ErrorCode::usage, "use needs VERSION (an installed label or version; "
-                                      "`cudnnctl list` prints them), or --none --slot S");
-      }
-      ops::SwitchResult r;
-      Status st = ops::use(ctx, use_opts->version, use_opts->demands, r);
+      ops::SlotOffResult r;
+      Status st = ops::deactivate_slot(ctx, o.slot, r);
       report.outcome = r;
-      put_switch(r, report);
+      if (!r.slot.empty()) {
+        report.data()["slot"] = r.slot;
+        report.data()["generation"] = r.generation;
+        report.data()["entry"] = r.entry;
+      }
+      if (st && !ctx.dry_run()) {
+        report.line("deactivated slot " + r.slot + " (generation " + std::to_string(r.generation) +
+                    ", " + r.entry +
+                    "); its entry stays in the store (`cudnnctl remove` deletes it, `cudnnctl "
+                    "use VERSION --alongside` activates it again)");
+      }
       return st;
-    };
+    }
+    if (o.version.empty()) {
+      return fail(ErrorCode::usage, "use needs VERSION (an installed label or version; "
+                                    "`cudnnctl list` prints them), or --none --slot S");
+    }
+    ops::SwitchResult r;
+    Status st = ops::use(ctx, use_opts->version, use_opts->demands, r);
+    report.outcome = r;
+    put_switch(r, report);
+    return st;
   });
 
   auto to = std::make_shared<std::optional<std::string>>();
@@ -131,17 +129,15 @@ void register_switch(CLI::App& app, Action& action) {
                "a rollback, a use or an install; twice toggles)")
       ->excludes(rb->get_option("--to"))
       ->excludes(rb->get_option("--slot"));
-  rb->callback([to, slot, undo, &action] {
-    action = [to, slot, undo](ops::Context& ctx, Report& report) {
-      ops::RollbackResult r;
-      std::optional<ops::RollbackTo> where;
-      if (*to) {
-        where = ops::RollbackTo::parse(**to);
-      }
-      Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, where, r, *slot);
-      render(r, report);
-      return st;
-    };
+  on_run(rb, action, [to, slot, undo](ops::Context& ctx, Report& report) {
+    ops::RollbackResult r;
+    std::optional<ops::RollbackTo> where;
+    if (*to) {
+      where = ops::RollbackTo::parse(**to);
+    }
+    Status st = *undo ? ops::rollback_undo(ctx, r) : ops::rollback(ctx, where, r, *slot);
+    render(r, report);
+    return st;
   });
 }
 

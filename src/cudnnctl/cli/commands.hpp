@@ -19,6 +19,10 @@ namespace cudnnctl::cli {
 
 using Action = std::function<Status(ops::Context&, Report&)>;
 
+// Makes `run` the action when `cmd` is the subcommand given (its callback; the options are
+// parsed by then, and `run` reads them through the pointers it holds).
+void on_run(CLI::App* cmd, Action& action, Action run);
+
 void register_install(CLI::App& app, Action& action);
 void register_switch(CLI::App& app, Action& action);     // use, rollback
 void register_query(CLI::App& app, Action& action);      // status, list, history, verify
