@@ -155,15 +155,24 @@ std::optional<Found> from_header(const fs::path& root, const fs::path& home) {
   return std::nullopt;
 }
 
-// "libcudart.so.13" -> 13 (minor unknown), "libcudart.so.12.4.127" -> 12.4.
-std::optional<Found> libcudart_name(std::string_view name) {
-  constexpr std::string_view prefix = "libcudart.so.";
-  if (!name.starts_with(prefix)) {
+// `prefix` then a major version (1 to 999) at the start of `text`, both taken off it; nullopt
+// when `text` does not start so.
+std::optional<int> take_major_after(std::string_view& text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) {
     return std::nullopt;
   }
-  name.remove_prefix(prefix.size());
-  auto major = take_number(name, 999);
+  text.remove_prefix(prefix.size());
+  auto major = take_number(text, 999);
   if (!major || *major == 0) {
+    return std::nullopt;
+  }
+  return major;
+}
+
+// "libcudart.so.13" -> 13 (minor unknown), "libcudart.so.12.4.127" -> 12.4.
+std::optional<Found> libcudart_name(std::string_view name) {
+  auto major = take_major_after(name, "libcudart.so.");
+  if (!major) {
     return std::nullopt;
   }
   if (name.empty()) {
@@ -199,13 +208,8 @@ std::optional<Found> from_libcudart(const fs::path& root, const fs::path& home) 
 
 // "cuda-cudart-12-4" -> 12.4 (not cuda-cudart-dev-12-4).
 std::optional<Found> cudart_package(std::string_view package) {
-  constexpr std::string_view prefix = "cuda-cudart-";
-  if (!package.starts_with(prefix)) {
-    return std::nullopt;
-  }
-  package.remove_prefix(prefix.size());
-  auto major = take_number(package, 999);
-  if (!major || *major == 0 || !package.starts_with('-')) {
+  auto major = take_major_after(package, "cuda-cudart-");
+  if (!major || !package.starts_with('-')) {
     return std::nullopt;
   }
   package.remove_prefix(1);

@@ -204,30 +204,38 @@ CudnnBackendDesc Graph::pointwise(int mode, CudnnBackendDesc x, CudnnBackendDesc
   return op;
 }
 
+CudnnBackendDesc Graph::operation(int type, std::initializer_list<DescInput> inputs,
+                                  const char* what) {
+  CudnnBackendDesc op = create(type);
+  for (const DescInput& in : inputs) {
+    set(op, in.attr, k_ty_backend_descriptor, 1, &in.desc, in.what);
+  }
+  finalize(op, what);
+  return op;
+}
+
 CudnnBackendDesc Graph::matmul(CudnnBackendDesc a, CudnnBackendDesc b, CudnnBackendDesc c) {
   CudnnBackendDesc mm = create(k_bd_matmul);
   int comp = k_cudnn_data_float;
   set(mm, k_at_matmul_comp_type, k_ty_data_type, 1, &comp, "the matmul compute type");
   finalize(mm, "the matmul descriptor");
-  CudnnBackendDesc op = create(k_bd_op_matmul);
-  set(op, k_at_op_matmul_a, k_ty_backend_descriptor, 1, &a, "matmul A");
-  set(op, k_at_op_matmul_b, k_ty_backend_descriptor, 1, &b, "matmul B");
-  set(op, k_at_op_matmul_c, k_ty_backend_descriptor, 1, &c, "matmul C");
-  set(op, k_at_op_matmul_desc, k_ty_backend_descriptor, 1, &mm, "the matmul descriptor");
-  finalize(op, "the matmul operation");
-  return op;
+  return operation(k_bd_op_matmul,
+                   {{k_at_op_matmul_a, a, "matmul A"},
+                    {k_at_op_matmul_b, b, "matmul B"},
+                    {k_at_op_matmul_c, c, "matmul C"},
+                    {k_at_op_matmul_desc, mm, "the matmul descriptor"}},
+                   "the matmul operation");
 }
 
 CudnnBackendDesc Graph::sdpa_forward(CudnnBackendDesc q, CudnnBackendDesc k, CudnnBackendDesc v,
                                      CudnnBackendDesc o, CudnnBackendDesc scale) {
-  CudnnBackendDesc op = create(k_bd_op_sdpa_fwd);
-  set(op, k_at_sdpa_fwd_q, k_ty_backend_descriptor, 1, &q, "SDPA Q");
-  set(op, k_at_sdpa_fwd_k, k_ty_backend_descriptor, 1, &k, "SDPA K");
-  set(op, k_at_sdpa_fwd_v, k_ty_backend_descriptor, 1, &v, "SDPA V");
-  set(op, k_at_sdpa_fwd_o, k_ty_backend_descriptor, 1, &o, "SDPA O");
-  set(op, k_at_sdpa_fwd_scale, k_ty_backend_descriptor, 1, &scale, "SDPA scale");
-  finalize(op, "the SDPA operation");
-  return op;
+  return operation(k_bd_op_sdpa_fwd,
+                   {{k_at_sdpa_fwd_q, q, "SDPA Q"},
+                    {k_at_sdpa_fwd_k, k, "SDPA K"},
+                    {k_at_sdpa_fwd_v, v, "SDPA V"},
+                    {k_at_sdpa_fwd_o, o, "SDPA O"},
+                    {k_at_sdpa_fwd_scale, scale, "SDPA scale"}},
+                   "the SDPA operation");
 }
 
 void Graph::finish(const std::vector<CudnnBackendDesc>& ops) {

@@ -11,6 +11,7 @@
 #include "smoke/helper_reference.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,13 @@ private:
   void set(CudnnBackendDesc d, int attr, int type, int64_t count, const void* value,
            const char* what);
   void finalize(CudnnBackendDesc d, const char* what);
+  // An operation of `type` whose descriptor attributes are `inputs`, set in order, finalized.
+  struct DescInput {
+    int attr;
+    CudnnBackendDesc desc;
+    const char* what;
+  };
+  CudnnBackendDesc operation(int type, std::initializer_list<DescInput> inputs, const char* what);
   void fail(CudnnStatus st, const char* what);
 
   const Cudnn& m_dnn;

@@ -51,6 +51,15 @@ DType tc_type(const OpEnv& env) {
   return env.cc_major >= 8 ? DType::bf16 : DType::f16;
 }
 
+// The report of a graph-API operation, before it runs.
+OpReport graph_report(std::string op, std::string what) {
+  OpReport r;
+  r.op = std::move(op);
+  r.api = "graph";
+  r.what = std::move(what);
+  return r;
+}
+
 } // namespace
 
 OpReport op_graph_conv_bias_relu(OpEnv& env) {
@@ -58,10 +67,8 @@ OpReport op_graph_conv_bias_relu(OpEnv& env) {
   s.n = 2, s.c = 16, s.k = 16;
   s.in = {8, 8}, s.filter = {3, 3}, s.pad = {1, 1}, s.stride = {1, 1};
   s.channels_last = true;
-  OpReport r;
-  r.op = "graph_conv_bias_relu_fp16";
-  r.api = "graph";
-  r.what = "fused convolution + bias + ReLU " + s.describe() + " fp16 (graph API)";
+  OpReport r = graph_report("graph_conv_bias_relu_fp16", "fused convolution + bias + ReLU " +
+                                                             s.describe() + " fp16 (graph API)");
   Timer t;
   if (!env.dnn.graph_api()) {
     return finish(r, t, "unsupported", "this cuDNN has no graph (backend) API");
@@ -106,10 +113,9 @@ OpReport op_graph_matmul(OpEnv& env) {
   constexpr int k = 64;
   constexpr int n = 96;
   DType type = tc_type(env);
-  OpReport r;
-  r.op = std::string("graph_matmul_") + dtype_name(type);
-  r.api = "graph";
-  r.what = "matmul 128x64 * 64x96 " + std::string(dtype_name(type)) + " (graph API)";
+  OpReport r =
+      graph_report(std::string("graph_matmul_") + dtype_name(type),
+                   "matmul 128x64 * 64x96 " + std::string(dtype_name(type)) + " (graph API)");
   Timer t;
   if (!env.dnn.graph_api()) {
     return finish(r, t, "unsupported", "this cuDNN has no graph (backend) API");
@@ -137,11 +143,9 @@ OpReport op_graph_sdpa(OpEnv& env) {
   constexpr int s = 128;
   constexpr int d = 64;
   DType type = tc_type(env);
-  OpReport r;
-  r.op = std::string("graph_sdpa_") + dtype_name(type);
-  r.api = "graph";
-  r.what = "scaled dot-product attention 1x2x128x64 " + std::string(dtype_name(type)) +
-           " (graph API, SDPA operation)";
+  OpReport r = graph_report(std::string("graph_sdpa_") + dtype_name(type),
+                            "scaled dot-product attention 1x2x128x64 " +
+                                std::string(dtype_name(type)) + " (graph API, SDPA operation)");
   Timer t;
   if (!env.dnn.graph_api()) {
     return finish(r, t, "unsupported", "this cuDNN has no graph (backend) API");

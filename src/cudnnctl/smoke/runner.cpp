@@ -195,17 +195,15 @@ SmokeResult parse_smoke(const util::ProcessResult& p, std::chrono::seconds timeo
       continue;
     }
     if (auto gpu = long_of(j, "gpu"); gpu && j.contains("status") && j.contains("op")) {
-      OpResult op;
-      op.op = str_of(j, "op");
-      op.api = str_of(j, "api");
-      op.what = str_of(j, "what");
-      op.status = str_of(j, "status");
-      op.max_error = number_of(j, "max_error");
-      op.error_ratio = number_of(j, "error_ratio");
-      op.ms = number_of(j, "ms").value_or(0);
-      op.detail = str_of(j, "detail");
-      op.message = str_of(j, "message");
-      ops.push_back(std::move(op));
+      ops.push_back(OpResult{.op = str_of(j, "op"),
+                             .api = str_of(j, "api"),
+                             .what = str_of(j, "what"),
+                             .status = str_of(j, "status"),
+                             .max_error = number_of(j, "max_error"),
+                             .error_ratio = number_of(j, "error_ratio"),
+                             .ms = number_of(j, "ms").value_or(0),
+                             .detail = str_of(j, "detail"),
+                             .message = str_of(j, "message")});
       testing_op.clear();
       continue;
     }
