@@ -162,20 +162,18 @@ Result<Run> parse_json(std::string_view text) {
       s.peak_memory_bytes = j.value("peak_memory_bytes", 0ULL);
       s.wall_ms = j.value("wall_ms", 0.0);
       for (const auto& i : j.value("items", json::array())) {
-        Item it;
-        it.item = i.value("item", "");
-        it.pass = i.value("pass", "");
-        it.shape = i.value("shape", "");
-        it.status = i.value("status", "");
-        it.detail = i.value("detail", "");
-        it.message = i.value("message", "");
-        it.count = i.value("count", 1);
-        it.iterations = i.value("iterations", 0);
-        it.ms = i.value("ms", 0.0);
-        it.first_call_ms = i.value("first_call_ms", 0.0);
-        it.flops = i.value("flops", 0.0);
-        it.workspace_bytes = i.value("workspace_bytes", 0ULL);
-        s.items.push_back(std::move(it));
+        s.items.push_back(Item{.item = i.value("item", ""),
+                               .pass = i.value("pass", ""),
+                               .shape = i.value("shape", ""),
+                               .status = i.value("status", ""),
+                               .detail = i.value("detail", ""),
+                               .message = i.value("message", ""),
+                               .count = i.value("count", 1),
+                               .iterations = i.value("iterations", 0),
+                               .ms = i.value("ms", 0.0),
+                               .first_call_ms = i.value("first_call_ms", 0.0),
+                               .flops = i.value("flops", 0.0),
+                               .workspace_bytes = i.value("workspace_bytes", 0ULL)});
       }
       run.samples.push_back(std::move(s));
     }

@@ -47,20 +47,19 @@ Sample parse_child(const util::ProcessResult& p, const Target& target, int gpu,
       s.sm_clock_max_mhz = static_cast<int>(i_of(j, "sm_clock_max_mhz"));
       s.mem_clock_max_mhz = static_cast<int>(i_of(j, "mem_clock_max_mhz"));
     } else if (ev == "item") {
-      Item it;
-      it.item = s_of(j, "item");
-      it.pass = s_of(j, "pass");
-      it.shape = s_of(j, "shape");
-      it.status = s_of(j, "status");
-      it.detail = s_of(j, "detail");
-      it.message = s_of(j, "message");
-      it.count = static_cast<int>(i_of(j, "count"));
-      it.iterations = static_cast<int>(i_of(j, "iterations"));
-      it.ms = d_of(j, "ms");
-      it.first_call_ms = d_of(j, "first_call_ms");
-      it.flops = d_of(j, "flops");
-      it.workspace_bytes = static_cast<unsigned long long>(i_of(j, "workspace_bytes"));
-      s.items.push_back(std::move(it));
+      s.items.push_back(
+          Item{.item = s_of(j, "item"),
+               .pass = s_of(j, "pass"),
+               .shape = s_of(j, "shape"),
+               .status = s_of(j, "status"),
+               .detail = s_of(j, "detail"),
+               .message = s_of(j, "message"),
+               .count = static_cast<int>(i_of(j, "count")),
+               .iterations = static_cast<int>(i_of(j, "iterations")),
+               .ms = d_of(j, "ms"),
+               .first_call_ms = d_of(j, "first_call_ms"),
+               .flops = d_of(j, "flops"),
+               .workspace_bytes = static_cast<unsigned long long>(i_of(j, "workspace_bytes"))});
       ++items_seen;
     } else if (ev == "result") {
       result = true;

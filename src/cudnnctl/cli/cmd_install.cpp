@@ -109,12 +109,7 @@ void register_install(CLI::App& app, Action& action) {
                   "cudnnctl-repack/<sha256>.json in its directory or the two above)");
   cmd->add_option("--components", *components,
                   "Comma-separated: runtime, headers, static (default runtime,headers)");
-  cmd->add_flag("--no-smoke", o->no_smoke, "Skip the GPU smoke test after the switch");
-  cmd->add_flag("--alongside", o->alongside,
-                "Activate it in its own slot (cuDNN major, CUDA major) and keep the other "
-                "slots' versions active");
-  cmd->add_flag("--require-gpu", o->require_gpu,
-                "Refuse (exit 7) unless a usable GPU runs the smoke test");
+  add_switch_flags(cmd, o->no_smoke, o->alongside, o->require_gpu);
   cmd->add_option("--perf-gate", o->perf_gate,
                   "After the switch, bench the new entry against the previous one (quick set); "
                   "slower by more than PCT % on any workload: rolled back (exit 5)")

@@ -55,6 +55,15 @@ void render(const ops::RollbackResult& r, Report& report) {
 
 } // namespace
 
+void add_switch_flags(CLI::App* cmd, bool& no_smoke, bool& alongside, bool& require_gpu) {
+  cmd->add_flag("--no-smoke", no_smoke, "Skip the GPU smoke test after the switch");
+  cmd->add_flag("--alongside", alongside,
+                "Activate it in its own slot (cuDNN major, CUDA major) and keep the other "
+                "slots' versions active");
+  cmd->add_flag("--require-gpu", require_gpu,
+                "Refuse (exit 7) unless a usable GPU runs the smoke test");
+}
+
 void register_switch(CLI::App& app, Action& action) {
   struct UseOptions {
     std::string version;
@@ -70,13 +79,8 @@ void register_switch(CLI::App& app, Action& action) {
                 "store); the primary slot is left with rollback or adopt --undo");
   use->add_option("--slot", use_opts->slot,
                   "With --none: the slot to deactivate (e.g. 8-cuda12, as `status` lists them)");
-  use->add_flag("--no-smoke", use_opts->demands.no_smoke,
-                "Skip the GPU smoke test after the switch");
-  use->add_flag("--alongside", use_opts->demands.alongside,
-                "Activate it in its own slot (cuDNN major, CUDA major) and keep the other "
-                "slots' versions active");
-  use->add_flag("--require-gpu", use_opts->demands.require_gpu,
-                "Refuse (exit 7) unless a usable GPU runs the smoke test");
+  add_switch_flags(use, use_opts->demands.no_smoke, use_opts->demands.alongside,
+                   use_opts->demands.require_gpu);
   on_run(use, action, [use_opts](ops::Context& ctx, Report& report) -> Status {
     const auto& o = *use_opts;
     if (o.none || o.slot) {

@@ -23,6 +23,10 @@ using Action = std::function<Status(ops::Context&, Report&)>;
 // parsed by then, and `run` reads them through the pointers it holds).
 void on_run(CLI::App* cmd, Action& action, Action run);
 
+// The gate flags of every switch that install and use share: --no-smoke, --alongside,
+// --require-gpu (in that order; same help).
+void add_switch_flags(CLI::App* cmd, bool& no_smoke, bool& alongside, bool& require_gpu);
+
 void register_install(CLI::App& app, Action& action);
 void register_switch(CLI::App& app, Action& action);     // use, rollback
 void register_query(CLI::App& app, Action& action);      // status, list, history, verify

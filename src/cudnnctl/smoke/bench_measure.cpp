@@ -207,12 +207,11 @@ ItemResult measure_conv_legacy(MeasureEnv& env, ItemResult r, const ConvShape& s
 
 ItemResult measure_conv(MeasureEnv& env, const std::string& item, const ConvShape& shape,
                         DType type, ConvPass pass, int count) {
-  ItemResult r;
-  r.item = item;
-  r.pass = pass_name(pass);
-  r.shape = shape.describe() + " " + dtype_name(type);
-  r.count = count;
-  r.flops = 2 * shape.macs();
+  ItemResult r{.item = item,
+               .pass = pass_name(pass),
+               .shape = shape.describe() + " " + dtype_name(type),
+               .count = count,
+               .flops = 2 * shape.macs()};
   CuDevicePtr x = 0;
   CuDevicePtr w = 0;
   CuDevicePtr y = 0;
@@ -230,13 +229,12 @@ ItemResult measure_conv(MeasureEnv& env, const std::string& item, const ConvShap
 
 ItemResult measure_matmul(MeasureEnv& env, const std::string& item, int m, int k, int n, DType type,
                           int count) {
-  ItemResult r;
-  r.item = item;
-  r.pass = "inference";
-  r.shape = std::to_string(m) + "x" + std::to_string(k) + " * " + std::to_string(k) + "x" +
-            std::to_string(n) + " " + dtype_name(type);
-  r.count = count;
-  r.flops = 2.0 * m * k * n;
+  ItemResult r{.item = item,
+               .pass = "inference",
+               .shape = std::to_string(m) + "x" + std::to_string(k) + " * " + std::to_string(k) +
+                        "x" + std::to_string(n) + " " + dtype_name(type),
+               .count = count,
+               .flops = 2.0 * m * k * n};
   CuDevicePtr a = 0;
   CuDevicePtr b = 0;
   CuDevicePtr c = 0;
@@ -253,13 +251,12 @@ ItemResult measure_matmul(MeasureEnv& env, const std::string& item, int m, int k
 
 ItemResult measure_sdpa(MeasureEnv& env, const std::string& item, int b, int h, int s, int d,
                         DType type, int count) {
-  ItemResult r;
-  r.item = item;
-  r.pass = "inference";
-  r.shape = std::to_string(b) + "x" + std::to_string(h) + "x" + std::to_string(s) + "x" +
-            std::to_string(d) + " " + dtype_name(type);
-  r.count = count;
-  r.flops = 4.0 * b * h * static_cast<double>(s) * s * d; // two products of S x S x D
+  ItemResult r{.item = item,
+               .pass = "inference",
+               .shape = std::to_string(b) + "x" + std::to_string(h) + "x" + std::to_string(s) +
+                        "x" + std::to_string(d) + " " + dtype_name(type),
+               .count = count,
+               .flops = 4.0 * b * h * static_cast<double>(s) * s * d}; // two products of S x S x D
   if (env.cudnn_version < 91300) {
     r.status = "unsupported";
     r.message = "cuDNN before 9.13 has no SDPA operation";
