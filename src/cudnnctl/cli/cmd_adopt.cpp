@@ -160,12 +160,7 @@ void register_adopt(CLI::App& app, Action& action) {
                     "several cuda_homes: every one, or this one of them)");
   adopt->add_flag("--undo", ao->undo,
                   "Put the adopted originals back at their paths and deactivate cudnnctl");
-  on_run(adopt, action, [ao](ops::Context& ctx, Report& report) {
-    ops::AdoptResult r;
-    Status st = ops::adopt(ctx, *ao, r);
-    render(r, ctx.dry_run(), report);
-    return st;
-  });
+  on_run(adopt, action, dry_run_rendered(&ops::adopt, ao, &render));
 
   auto bo = std::make_shared<ops::BackupOptions>();
   auto* backup = app.add_subcommand(
@@ -188,12 +183,7 @@ void register_adopt(CLI::App& app, Action& action) {
   auto* restore = app.add_subcommand(
       "restore", "Verify a backup, import it as a new store entry and switch to it");
   restore->add_option("FILE", ro->file, "Backup tarball (from `backup` or `adopt`)")->required();
-  on_run(restore, action, [ro](ops::Context& ctx, Report& report) {
-    ops::RestoreResult r;
-    Status st = ops::restore(ctx, *ro, r);
-    render(r, report);
-    return st;
-  });
+  on_run(restore, action, always_rendered(&ops::restore, ro, &render));
 
   auto eo = std::make_shared<ops::EnvOptions>();
   auto* env = app.add_subcommand(

@@ -89,12 +89,7 @@ void register_doctor(CLI::App& app, Action& action) {
   doctor->add_option("--scan", dargs->scan,
                      "Also inspect this venv, conda environment, site-packages or library "
                      "directory (inside --root; repeatable)");
-  on_run(doctor, action, [dargs](ops::Context& ctx, Report& report) {
-    ops::DoctorResult r;
-    Status st = ops::doctor(ctx, *dargs, r);
-    render(r, report);
-    return st;
-  });
+  on_run(doctor, action, always_rendered(&ops::doctor, dargs, &render));
 
   auto rargs = std::make_shared<ops::RecommendArgs>();
   auto* recommend = app.add_subcommand(
@@ -110,12 +105,7 @@ void register_doctor(CLI::App& app, Action& action) {
                         "cnn, rnn, transformer, recsys-sparse (or an alias: lstm, vit, bert, ...)");
   recommend->add_option("--compute-capability", rargs->compute_capability,
                         "The GPU's compute capability, e.g. 9.0");
-  on_run(recommend, action, [rargs](ops::Context& ctx, Report& report) {
-    ops::RecommendResult r;
-    Status st = ops::recommend(ctx, *rargs, r);
-    render(r, report);
-    return st;
-  });
+  on_run(recommend, action, always_rendered(&ops::recommend, rargs, &render));
 }
 
 } // namespace cudnnctl::cli

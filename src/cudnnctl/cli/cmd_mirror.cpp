@@ -104,12 +104,7 @@ void register_mirror(CLI::App& app, Action& action) {
               "relative_path, DIR/cudnnctl-pins.sha256 for /etc/cudnnctl/pins.d/, and the signed "
               "recall lists of /etc/cudnnctl/recalls.d with their .sig in DIR/cudnnctl-recalls/ "
               "(hosts read them with recalls_from_mirror = true).");
-  on_run(cmd, action, [o](ops::Context& ctx, Report& report) {
-    ops::MirrorResult r;
-    Status st = ops::mirror(ctx, *o, r);
-    render(r, ctx.dry_run(), report);
-    return st;
-  });
+  on_run(cmd, action, dry_run_rendered(&ops::mirror, o, &render));
 }
 
 } // namespace cudnnctl::cli

@@ -8,6 +8,7 @@
 #include "ops/context.hpp"
 
 #include <functional>
+#include <memory>
 
 namespace CLI {
 class App;
@@ -25,6 +26,30 @@ void on_run(CLI::App* cmd, Action& action, Action run);
 
 // The gate flags of every switch that install and use share: --no-smoke, --alongside,
 // --require-gpu (in that order; same help).
+// The action of a command that renders its result whatever the status: runs `op` on the
+// options `args` holds into a fresh result, then `show(result, report)` (dry_run_rendered:
+// `show(result, ctx.dry_run(), report)`); returns op's status.
+template <typename Args, typename R>
+Action always_rendered(Status (*op)(ops::Context&, const Args&, R&), std::shared_ptr<Args> args,
+                       void (*show)(const R&, Report&)) {
+  return [op, args, show](ops::Context& ctx, Report& report) {
+    R r;
+    Status st = op(ctx, *args, r);
+    show(r, report);
+    return st;
+  };
+}
+template <typename Args, typename R>
+Action dry_run_rendered(Status (*op)(ops::Context&, const Args&, R&), std::shared_ptr<Args> args,
+                        void (*show)(const R&, bool, Report&)) {
+  return [op, args, show](ops::Context& ctx, Report& report) {
+    R r;
+    Status st = op(ctx, *args, r);
+    show(r, ctx.dry_run(), report);
+    return st;
+  };
+}
+
 void add_switch_flags(CLI::App* cmd, bool& no_smoke, bool& alongside, bool& require_gpu);
 
 void register_install(CLI::App& app, Action& action);

@@ -197,14 +197,15 @@ Result<DoctorReport> run_doctor(const DoctorOptions& o) {
     r.resolution.push_back(std::move(c));
   }
   for (const auto& f : find_frameworks(rootfs, inv.sites, compat, default_lib_dirs(multiarch))) {
-    Consumer c{.name = f.kind + (f.version.empty() ? "" : " " + f.version) + " (" + f.site + ")",
-               .kind = f.kind,
-               .version = f.version,
-               .library = f.library,
-               .rpath = f.rpath,
-               .runpath = f.runpath,
-               .expected = f.expected,
-               .expected_source = f.expected_source};
+    Consumer c;
+    c.name = f.kind + (f.version.empty() ? "" : " " + f.version) + " (" + f.site + ")";
+    c.kind = f.kind;
+    c.version = f.version;
+    c.library = f.library;
+    c.rpath = f.rpath;
+    c.runpath = f.runpath;
+    c.expected = f.expected;
+    c.expected_source = f.expected_source;
     if (!f.cudnn_major) {
       c.notes.push_back("does not name libcudnn.so.N; cuDNN use not modelled");
       r.resolution.push_back(std::move(c));
