@@ -175,6 +175,36 @@ TEST_CASE("run_process captures output, exit codes, signals and timeouts", "[uti
   CHECK_FALSE(run_process({.argv = {"/nonexistent/program"}}));
 }
 
+TEST_CASE("run_process: the child leads its own group, with SIGPIPE and SIGXFSZ at default",
+          "[util][process]") {
+  // The CLI ignores both; a child inherits ignored signals unless they are reset for it.
+  auto old_pipe = std::signal(SIGPIPE, SIG_IGN);
+  auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);
+  auto piped = run_process({.argv = {"sh", "-c", "kill -PIPE $$; exit 0"}});
+  auto xfsz = run_process({.argv = {"sh", "-c", "kill -XFSZ $$; exit 0"}});
+  std::signal(SIGPIPE, old_pipe);
+  std::signal(SIGXFSZ, old_xfsz);
+  REQUIRE(piped);
+  CHECK(piped->term_signal == SIGPIPE);
+  REQUIRE(xfsz);
+  CHECK(xfsz->term_signal == SIGXFSZ);
+  // Field 5 of /proc/PID/stat is the process group: the shell's own pid.
+  auto group = run_process({.argv = {"sh", "-c", "echo $$ $(cut -d' ' -f5 /proc/$$/stat)"}});
+  REQUIRE(group);
+  auto words = group->out;
+  auto space = words.find(' ');
+  REQUIRE(space != std::string::npos);
+  CHECK(words.substr(0, space) + "\n" == words.substr(space + 1));
+  // Not found and not executable: an error naming the program, no child left behind.
+  auto missing = run_process({.argv = {"no-such-program-cudnnctl-test"}});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("cannot run no-such-program-cudnnctl-test") !=
+        std::string::npos);
+  auto plain = run_process({.argv = {"/dev/null"}});
+  REQUIRE_FALSE(plain);
+  CHECK(plain.error().message.find("cannot run /dev/null") != std::string::npos);
+}
+
 TEST_CASE("Child: started now, fed on stdin, waited for later", "[util][process]") {
   SECTION("what it was given on stdin comes back, its exit status too") {
     auto c = Child::start({.argv = {"sh", "-c", "read x; echo got $x; echo e >&2; exit 4"}});

@@ -489,7 +489,6 @@ int run(int argc, char** argv) {
     }
     return print_outcome(json, false, report, nullptr, error);
   }
-  fetch::global_init();
   try {
     return run_parsed(app, g, action);
   } catch (const std::exception& e) {

@@ -13,7 +13,18 @@
 
 namespace cudnnctl::fetch {
 
-CurlHandle::CurlHandle() : m_handle(curl_easy_init()) {
+namespace {
+
+// libcurl's global state is set up by the first handle, not at start-up: a command that
+// fetches nothing (rollback, use, list, check) does not pay for it or for its exit handlers.
+CURL* new_easy_handle() {
+  global_init();
+  return curl_easy_init();
+}
+
+} // namespace
+
+CurlHandle::CurlHandle() : m_handle(new_easy_handle()) {
   if (!m_handle) {
     throw std::runtime_error("curl_easy_init failed (out of memory?)");
   }

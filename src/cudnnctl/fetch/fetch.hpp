@@ -19,8 +19,9 @@ namespace cudnnctl::fetch {
 
 // --- Interface ---
 
-// Call once from main before any other fetch function (curl_global_init; later calls do
-// nothing). Throws std::runtime_error when libcurl cannot initialise (out of memory).
+// curl_global_init, once (later calls do nothing; thread-safe). Every CurlHandle calls it
+// before its curl_easy_init, so nothing else needs to. Throws std::runtime_error when libcurl
+// cannot initialise (out of memory).
 void global_init();
 
 struct Options {

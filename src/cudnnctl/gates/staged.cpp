@@ -91,7 +91,7 @@ bool machine_matches(const std::string& platform) {
 }
 
 Result<validate::HeaderVersion> wanted_version(const manifest::Selection& selection) {
-  TRY_ASSIGN(manifest::Version mv, manifest::Version::parse(selection.version));
+  TRY_ASSIGN(manifest::Version mv, selection.parsed_version);
   if (mv.parts.size() < 3) {
     return fail(ErrorCode::usage, "manifest version " + selection.version + " has no X.Y.Z");
   }

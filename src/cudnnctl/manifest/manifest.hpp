@@ -67,8 +67,10 @@ struct Manifest {
 
 // What install downloads: one archive of one product for one platform and CUDA major.
 struct Selection {
-  std::string label;    // release_label
-  std::string version;  // the product's 4-component version
+  std::string label;   // release_label
+  std::string version; // the product's 4-component version
+  // `version` parsed where the selection is made (the manifest, a store entry, backup.json).
+  Result<Version> parsed_version;
   std::string platform; // "linux-x86_64"
   int cuda_major = 0;
   Package package;

@@ -41,6 +41,14 @@ std::unexpected<Error> usage(std::string message) {
   return fail(ErrorCode::usage, std::move(message));
 }
 
+// A strict product's version parses (product.cpp checks it when the manifest is read).
+Result<Version> parsed_or_fail(const Product& product) {
+  if (product.parsed_version) {
+    return *product.parsed_version;
+  }
+  return usage("manifest version " + detail::quote(product.version) + " is not a version");
+}
+
 } // namespace
 
 Result<Selection> select_package(const Manifest& manifest, std::string_view platform,
@@ -115,6 +123,7 @@ Result<Selection> select_package(const Manifest& manifest, std::string_view plat
   }
   return Selection{.label = manifest.release_label,
                    .version = product.version,
+                   .parsed_version = parsed_or_fail(product),
                    .platform = key,
                    .cuda_major = major,
                    .package = package};

@@ -227,12 +227,6 @@ Result<int> undo_target(Context& ctx, const store::StoreView& view) {
 
 } // namespace
 
-Status rollback_undo(Context& ctx, RollbackResult& out) {
-  TRY_ASSIGN(store::StoreView view, read_store(ctx));
-  TRY_ASSIGN(int target, undo_target(ctx, view));
-  return rollback(ctx, RollbackTo{target}, out, std::nullopt);
-}
-
 RollbackTo RollbackTo::parse(std::string_view arg) {
   if (auto n = util::parse_u64(arg); n && *n >= 1 && *n <= 1000000000) {
     return RollbackTo{static_cast<int>(*n)};
@@ -240,10 +234,15 @@ RollbackTo RollbackTo::parse(std::string_view arg) {
   return RollbackTo{std::string(arg)};
 }
 
-Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResult& out,
-                const std::optional<std::string>& slot_arg) {
+namespace {
+
+// rollback and rollback --undo. `read`: the store as the caller read it before the lock
+// (--undo: to find its target), used in place of a second read for the checks before the lock.
+Status rollback_from(Context& ctx, const std::optional<RollbackTo>& to, RollbackResult& out,
+                     const std::optional<std::string>& slot_arg,
+                     std::optional<store::StoreView> read) {
   if (ctx.dry_run()) {
-    TRY_ASSIGN(store::StoreView view, read_store(ctx));
+    TRY_ASSIGN(store::StoreView view, read ? std::move(*read) : read_store(ctx));
     TRY_ASSIGN(out.slot, select_slot(view, slot_arg));
     TRY_ASSIGN(out.target, rollback_plan(view, to, out.slot));
     out.active = gen_info(ctx, view, view.current);
@@ -272,7 +271,7 @@ Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResul
   // So is one the framework gate refuses (before the lock, whose file records its holder).
   std::optional<int> gated; // the target the gate passed before the lock
   if (nothing_pending(ctx)) {
-    TRY_ASSIGN(store::StoreView pre, read_store(ctx));
+    TRY_ASSIGN(store::StoreView pre, read ? std::move(*read) : read_store(ctx));
     TRY_ASSIGN(std::string pre_slot, select_slot(pre, slot_arg));
     TRY_ASSIGN(out.target, rollback_plan(pre, to, pre_slot));
     if (out.target != *pre.slot_current(pre_slot)) {
@@ -310,13 +309,14 @@ Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResul
                  held, ctx.site(), txn::Intent::rollback(out.target, g->entry).in_slot(out.slot)));
   TRY(tx.flip()); // rollback: no post-switch checks
   TRY(tx.commit());
-  // After the switch, "previous" is where we came from, not the new rollback target.
-  TRY_ASSIGN(store::StoreView after, read_store(ctx));
-  out.active = gen_info(ctx, after, after.current);
+  // After the switch, "previous" is where we came from, not the new rollback target. A
+  // rollback's commit adds and deletes no generation or entry: `view` describes both.
   if (out.slot.empty()) {
-    out.previous = gen_info(ctx, after, from);
+    out.active = gen_info(ctx, view, out.target);
+    out.previous = gen_info(ctx, view, from);
   } else {
-    out.slot_active = gen_info(ctx, after, after.slot_current(out.slot));
+    out.active = gen_info(ctx, view, view.current);
+    out.slot_active = gen_info(ctx, view, out.target);
   }
   out.changed = true;
   out.said = RollbackResult::Said::rolled_back;
@@ -324,6 +324,19 @@ Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResul
              "from generation " + std::to_string(from) + " to generation " +
              std::to_string(out.target));
   return {};
+}
+
+} // namespace
+
+Status rollback(Context& ctx, const std::optional<RollbackTo>& to, RollbackResult& out,
+                const std::optional<std::string>& slot_arg) {
+  return rollback_from(ctx, to, out, slot_arg, std::nullopt);
+}
+
+Status rollback_undo(Context& ctx, RollbackResult& out) {
+  TRY_ASSIGN(store::StoreView view, read_store(ctx));
+  TRY_ASSIGN(int target, undo_target(ctx, view));
+  return rollback_from(ctx, RollbackTo{target}, out, std::nullopt, std::move(view));
 }
 
 } // namespace cudnnctl::ops

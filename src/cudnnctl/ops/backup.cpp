@@ -130,6 +130,7 @@ Status validate_restored(Context& ctx, const fs::path& tree, const store::Backup
   manifest::Selection sel;
   sel.label = meta.label;
   sel.version = meta.version;
+  sel.parsed_version = meta.parsed_version;
   sel.platform = meta.platform;
   sel.cuda_major = meta.cuda;
   std::vector<std::string> components =

@@ -54,6 +54,7 @@ manifest::Selection selection_of(const store::EntryInfo& e) {
   manifest::Selection sel;
   sel.label = e.label;
   sel.version = e.version;
+  sel.parsed_version = e.parsed_version;
   sel.platform = e.platform;
   sel.cuda_major = e.cuda_major;
   return sel;

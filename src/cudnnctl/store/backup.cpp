@@ -116,6 +116,7 @@ BackupMeta new_backup_meta(std::string kind, const EntryInfo& e) {
   return BackupMeta{.kind = std::move(kind),
                     .created = util::utc_timestamp(),
                     .version = e.version,
+                    .parsed_version = e.parsed_version,
                     .label = e.label,
                     .cuda = e.cuda_major,
                     .platform = e.platform,
@@ -169,6 +170,7 @@ Result<BackupMeta> parse_backup_meta(std::string_view text) {
     m.kind = j.at("kind").get<std::string>();
     m.created = j.value("created", "");
     m.version = j.at("version").get<std::string>();
+    m.parsed_version = manifest::Version::parse(m.version);
     m.label = j.value("label", m.version);
     m.cuda = j.at("cuda").get<int>();
     m.platform = j.at("platform").get<std::string>();

@@ -55,6 +55,9 @@ struct BackupMeta {
   std::string kind; // "adopt" or "generation"
   std::string created;
   std::string version;
+  // `version` parsed where the metadata is read or made (parse_backup_meta, new_backup_meta);
+  // not written to backup.json.
+  Result<manifest::Version> parsed_version;
   std::string label;
   int cuda = 0;
   std::string platform;
