@@ -6,6 +6,17 @@ if(CUDNNCTL_PORTABLE_PREFIX)
   return()
 endif()
 find_package(CURL REQUIRED)
+# libcurl is loaded when first needed (src/cudnnctl/fetch/curl_lib.hpp): the build takes its
+# headers, not its library, and links libdl. -DCUDNNCTL_CURL_DLOPEN=OFF links it as before.
+option(CUDNNCTL_CURL_DLOPEN "Load libcurl.so.4 when the first download starts" ON)
+add_library(cudnnctl_curl INTERFACE)
+if(CUDNNCTL_CURL_DLOPEN)
+  target_include_directories(cudnnctl_curl INTERFACE
+    $<TARGET_PROPERTY:CURL::libcurl,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_libraries(cudnnctl_curl INTERFACE ${CMAKE_DL_LIBS})
+else()
+  target_link_libraries(cudnnctl_curl INTERFACE CURL::libcurl)
+endif()
 find_package(LibArchive REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(nlohmann_json 3.10 REQUIRED)

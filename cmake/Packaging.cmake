@@ -45,6 +45,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libcurl is loaded with dlopen (fetch/curl_lib.hpp), which dpkg-shlibdeps cannot see: named
+# here (7.85: CURLOPT_PROTOCOLS_STR). The portable release below replaces this line.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0) | libcurl4t64 (>= 7.85.0)")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CUDNNCTL_DEB_DIR}/postinst ${CUDNNCTL_DEB_DIR}/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/cudnnctl/cudnnctl")

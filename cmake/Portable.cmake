@@ -27,6 +27,9 @@ cudnnctl_static_target(CURL::libcurl ${_p}/lib/libcurl.a ${_p}/lib/libssl.a ${_p
 cudnnctl_static_target(LibArchive::LibArchive ${_p}/lib/libarchive.a ${_p}/lib/liblzma.a
                        cudnnctl_static_zstd ${_p}/lib/libz.a)
 set_property(TARGET CURL::libcurl APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS CURL_STATICLIB)
+# Linked in, not loaded on demand (fetch/curl_lib.hpp): the static libcurl costs no start-up.
+add_library(cudnnctl_curl INTERFACE)
+target_link_libraries(cudnnctl_curl INTERFACE CURL::libcurl)
 set_property(TARGET LibArchive::LibArchive APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS LIBARCHIVE_STATIC)
 # Header-only libraries: copied into the prefix from the build machine's packages.
 cudnnctl_static_target(nlohmann_json::nlohmann_json)

@@ -429,7 +429,7 @@ int run(int argc, char** argv) {
   CLI::App app("cudnnctl: transactional installer, upgrader and rollback manager for NVIDIA "
                "cuDNN",
                "cudnnctl");
-  app.set_version_flag("--version", std::string(ops::version_info().version),
+  app.set_version_flag("--version", ops::build_version(),
                        "Print the version, the commit and the libraries' versions (with --json: "
                        "one object)");
   app.require_subcommand(1);

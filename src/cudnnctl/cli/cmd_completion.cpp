@@ -79,7 +79,7 @@ void register_completion(CLI::App& app, Action& action) {
     text = *shell == "bash"   ? bash_completion(spec)
            : *shell == "zsh"  ? zsh_completion(spec)
            : *shell == "fish" ? fish_completion(spec)
-                              : man_page(spec, std::string(ops::version_info().version));
+                              : man_page(spec, ops::build_version());
     report.data()["script"] = text;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {

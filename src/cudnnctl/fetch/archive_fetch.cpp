@@ -3,6 +3,7 @@
 #include "fetch/archive_stream.hpp"
 #include "fetch/classify.hpp"
 #include "fetch/curl_handle.hpp"
+#include "fetch/curl_lib.hpp"
 #include "fetch/fetch.hpp"
 #include "fetch/transfer.hpp"
 #include "util/fs.hpp"
@@ -157,6 +158,7 @@ Result<fs::path> fetch_archive(const ArchiveRequest& request, const fs::path& ca
   target.limit = request.size; // more than that is wrong: stop before it reaches the disk
   target.expected_total = request.size;
 
+  TRY(curl_ready());
   CurlHandle curl;
   std::vector<std::pair<std::string, std::string>> failures;
   bool mismatch = false;

@@ -2,6 +2,7 @@
 #include "fetch/curl_handle.hpp"
 
 #include "fetch/classify.hpp"
+#include "fetch/curl_lib.hpp"
 
 #include <filesystem>
 #include <stdexcept>
@@ -19,7 +20,7 @@ namespace {
 // fetches nothing (rollback, use, list, check) does not pay for it or for its exit handlers.
 CURL* new_easy_handle() {
   global_init();
-  return curl_easy_init();
+  return curl_lib().easy_init();
 }
 
 } // namespace
@@ -29,7 +30,7 @@ CurlHandle::CurlHandle() : m_handle(new_easy_handle()) {
     throw std::runtime_error("curl_easy_init failed (out of memory?)");
   }
   // Set once: libcurl keeps this pointer for the handle's lifetime (hence non-movable).
-  if (curl_easy_setopt(m_handle.get(), CURLOPT_ERRORBUFFER, m_error.data()) != CURLE_OK) {
+  if (curl_lib().easy_setopt(m_handle.get(), CURLOPT_ERRORBUFFER, m_error.data()) != CURLE_OK) {
     throw std::runtime_error("libcurl rejected CURLOPT_ERRORBUFFER");
   }
   // Receive buffer: 512 KiB (libcurl's default is 16 KiB) makes 32 times fewer write
@@ -37,7 +38,7 @@ CurlHandle::CurlHandle() : m_handle(new_easy_handle()) {
   // on the download's thread (docs/BENCHMARKS.md). Set once, before the first transfer (libcurl
   // refuses to resize a buffer in use); 512 KiB is the most every libcurl since 7.10 accepts.
   // Advisory: a libcurl that refuses it keeps its default.
-  (void)curl_easy_setopt(m_handle.get(), CURLOPT_BUFFERSIZE, 512L * 1024L);
+  (void)curl_lib().easy_setopt(m_handle.get(), CURLOPT_BUFFERSIZE, 512L * 1024L);
 }
 
 namespace {
@@ -55,7 +56,7 @@ struct OptionCheck {
 } // namespace
 
 #define CUDNNCTL_SETOPT(check, handle, option, value)                                              \
-  check(curl_easy_setopt(handle, option, value), #option)
+  check(curl_lib().easy_setopt(handle, option, value), #option)
 
 Status CurlHandle::prepare(const std::string& url, const Options& options, uint64_t resume_from,
                            const CurlCallbacks& callbacks) {
@@ -109,7 +110,7 @@ Status CurlHandle::prepare(const std::string& url, const Options& options, uint6
     const ErrorCode code =
         check.code == CURLE_URL_MALFORMAT ? ErrorCode::usage : ErrorCode::internal;
     return fail(code, std::string("libcurl rejected ") + check.name + " for " + url + ": " +
-                          curl_easy_strerror(check.code));
+                          curl_lib().easy_strerror(check.code));
   }
   return {};
 }
@@ -127,7 +128,7 @@ std::optional<std::string> first_ca_bundle(std::span<const char* const> candidat
 }
 
 std::optional<std::string> system_ca_bundle() {
-  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  const curl_version_info_data* info = curl_lib().version_info(CURLVERSION_NOW);
   if (info != nullptr && (info->cainfo != nullptr || info->capath != nullptr)) {
     return std::nullopt; // libcurl's own default (a distribution's libcurl) stays
   }
@@ -136,7 +137,7 @@ std::optional<std::string> system_ca_bundle() {
 
 CURLcode CurlHandle::perform() {
   m_error[0] = '\0';
-  return curl_easy_perform(m_handle.get());
+  return curl_lib().easy_perform(m_handle.get());
 }
 
 std::string CurlHandle::error_text(CURLcode code) const {
@@ -144,15 +145,19 @@ std::string CurlHandle::error_text(CURLcode code) const {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
     text.pop_back();
   }
-  return text.empty() ? std::string(curl_easy_strerror(code)) : text;
+  return text.empty() ? std::string(curl_lib().easy_strerror(code)) : text;
 }
 
 long CurlHandle::response_code() const {
   long code = 0;
-  if (curl_easy_getinfo(m_handle.get(), CURLINFO_RESPONSE_CODE, &code) != CURLE_OK) {
+  if (curl_lib().easy_getinfo(m_handle.get(), CURLINFO_RESPONSE_CODE, &code) != CURLE_OK) {
     return 0;
   }
   return code;
+}
+
+void CurlHandle::Deleter::operator()(CURL* handle) const {
+  curl_lib().easy_cleanup(handle);
 }
 
 } // namespace cudnnctl::fetch

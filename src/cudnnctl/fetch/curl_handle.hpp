@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// RAII over a libcurl easy handle (mamba src/download/curl.hpp). The only header of the
-// project that includes <curl/curl.h>.
+// RAII over a libcurl easy handle (mamba src/download/curl.hpp). With fetch/curl_lib.hpp, the
+// only headers of the project that include <curl/curl.h>.
 #pragma once
 
 #include "core/result.hpp"
@@ -53,7 +53,7 @@ public:
 
 private:
   struct Deleter {
-    void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+    void operator()(CURL* handle) const;
   };
   std::unique_ptr<CURL, Deleter> m_handle;
   std::array<char, CURL_ERROR_SIZE> m_error{};

@@ -4,6 +4,7 @@
 
 #include "fetch/classify.hpp"
 #include "fetch/curl_handle.hpp"
+#include "fetch/curl_lib.hpp"
 #include "fetch/transfer.hpp"
 
 #include <cstdlib>
@@ -15,10 +16,18 @@ namespace cudnnctl::fetch {
 void global_init() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (curl_lib().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
       throw std::runtime_error("curl_global_init failed");
     }
   });
+}
+
+std::string libcurl_version() {
+  if (!curl_ready()) {
+    return "not found"; // --version still answers; a download says why (curl_ready)
+  }
+  const curl_version_info_data* info = curl_lib().version_info(CURLVERSION_NOW);
+  return info && info->version ? info->version : "unknown";
 }
 
 std::chrono::seconds small_document_deadline() {
@@ -67,6 +76,7 @@ fetch_first(const std::vector<std::string>& bases, std::string_view filename, si
   if (bases.empty()) {
     return fail(ErrorCode::usage, "no mirror to download " + std::string(filename) + " from");
   }
+  TRY(curl_ready());
   CurlHandle curl;
   std::vector<std::pair<std::string, std::string>> failures;
   size_t not_found = 0;

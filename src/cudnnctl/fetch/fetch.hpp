@@ -24,6 +24,9 @@ namespace cudnnctl::fetch {
 // cannot initialise (out of memory).
 void global_init();
 
+// The libcurl in use ("7.88.1"; loads it in the developer build, fetch/curl_lib.hpp).
+std::string libcurl_version();
+
 struct Options {
   // CA bundle (host path) for HTTPS. It *replaces* the system trust store (CURLOPT_CAINFO
   // with CURLOPT_CAPATH cleared): with --cacert, only the given file is trusted. Bundle the

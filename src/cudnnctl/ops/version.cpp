@@ -2,9 +2,9 @@
 #include "ops/version.hpp"
 
 #include "doctor/compat.hpp"
+#include "fetch/fetch.hpp"
 
 #include <archive.h>
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 
 #ifndef CUDNNCTL_COMMIT
@@ -13,12 +13,15 @@
 
 namespace cudnnctl::ops {
 
+std::string build_version() {
+  return std::string(doctor::cudnnctl_version());
+}
+
 VersionInfo version_info() {
   VersionInfo v;
   v.version = std::string(doctor::cudnnctl_version());
   v.commit = CUDNNCTL_COMMIT;
-  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
-  v.libraries.emplace_back("libcurl", curl && curl->version ? curl->version : "unknown");
+  v.libraries.emplace_back("libcurl", fetch::libcurl_version());
   std::string la = archive_version_string(); // "libarchive 3.6.2"
   v.libraries.emplace_back("libarchive", la.substr(la.find(' ') + 1));
   std::string ssl = OpenSSL_version(OPENSSL_VERSION); // "OpenSSL 3.0.11 19 Sep 2023"

@@ -17,6 +17,10 @@ struct VersionInfo {
   std::vector<std::pair<std::string, std::string>> libraries; // name -> version, in order
 };
 
+// Loads libcurl in the developer build (fetch/curl_lib.hpp): for --version, not at every start.
 VersionInfo version_info();
+
+// This build's version alone ("0.1.0"), asking no library.
+std::string build_version();
 
 } // namespace cudnnctl::ops

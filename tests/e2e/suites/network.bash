@@ -193,4 +193,30 @@ expect_exit 3 cudnnctl --root "$R" --mirror "file://$BIG" --cuda 12 install 9.80
 expect_contains "$ERR" "larger than the limit"
 expect_eq "$(find "$R" | sort)" "$before" "the root (nothing created)"
 N=$((N + 1))
+# The developer build loads libcurl when the first download starts (fetch/curl_lib.hpp); the
+# portable release links it in, so this case is for builds configured with it on.
+if grep -qx 'CUDNNCTL_CURL_DLOPEN:BOOL=ON' "${CUDNNCTL_BUILD_DIR:-/nonexistent}/CMakeCache.txt" 2>/dev/null; then
+  TEST "network: a libcurl that cannot be loaded: install is exit 1 naming it, nothing installed; list, verify and --version need none"
+  NOCURL=$E2E_TMP/nocurl
+  mkdir -p "$NOCURL"
+  echo "not a shared library" >"$NOCURL/libcurl.so.4"
+  R=$(new_root)
+  expect_exit 1 env LD_LIBRARY_PATH="$NOCURL" "$CUDNNCTL" --root "$R" --manifest "$MAN" --cuda 12 \
+    --platform linux-x86_64 --mirror "$U/" install 9.1.0
+  expect_contains "$ERR" "cannot load libcurl.so.4 ("
+  expect_contains "$ERR" "install libcurl (Debian/Ubuntu: libcurl4, RHEL: libcurl)"
+  expect_eq "$(grep -c '^cudnnctl: error: ' "$ERR")" 1 "error lines"
+  expect_not_contains "$ERR" "internal error"
+  cr_check "$R" --allowed none --clean --history-count 1 --record="-1:failed:install:none"
+  expect_exit 0 cudnnctl --root "$R" list
+  expect_contains "$OUT" "nothing installed"
+  expect_exit 0 inst "$R" "$U/"
+  cr_check "$R" --allowed 1 --clean --loader --history-count 2 --record="-1:ok:install:none:1"
+  expect_exit 0 env LD_LIBRARY_PATH="$NOCURL" "$CUDNNCTL" --root "$R" list
+  expect_contains "$OUT" "9.1.0.70"
+  expect_exit 0 env LD_LIBRARY_PATH="$NOCURL" "$CUDNNCTL" --root "$R" verify
+  expect_exit 0 env LD_LIBRARY_PATH="$NOCURL" "$CUDNNCTL" --version
+  expect_contains "$OUT" "libcurl not found"
+  N=$((N + 1))
+fi
 echo "network cases: $N" >&2
