@@ -127,12 +127,11 @@ std::string restore_target(Context& ctx, const store::StoreView& view,
 // found by hand (a set install would not accept), so its header only.
 Status validate_restored(Context& ctx, const fs::path& tree, const store::BackupMeta& meta,
                          gates::Findings& findings) {
-  manifest::Selection sel;
-  sel.label = meta.label;
-  sel.version = meta.version;
-  sel.parsed_version = meta.parsed_version;
-  sel.platform = meta.platform;
-  sel.cuda_major = meta.cuda;
+  manifest::Selection sel{.label = meta.label,
+                          .version = meta.version,
+                          .parsed_version = meta.parsed_version,
+                          .platform = meta.platform,
+                          .cuda_major = meta.cuda};
   std::vector<std::string> components =
       meta.components.empty() ? store::default_components() : meta.components;
   if (meta.kind == "adopt") {

@@ -51,13 +51,11 @@ release::Sources sources(const Context& ctx) {
 }
 
 manifest::Selection selection_of(const store::EntryInfo& e) {
-  manifest::Selection sel;
-  sel.label = e.label;
-  sel.version = e.version;
-  sel.parsed_version = e.parsed_version;
-  sel.platform = e.platform;
-  sel.cuda_major = e.cuda_major;
-  return sel;
+  return {.label = e.label,
+          .version = e.version,
+          .parsed_version = e.parsed_version,
+          .platform = e.platform,
+          .cuda_major = e.cuda_major};
 }
 
 gates::Env gates_env(Context& ctx) {
