@@ -189,7 +189,6 @@ int run_archive(const Args& args) {
 } // namespace
 
 int main(int argc, char** argv) {
-  fetch::global_init();
   Args args;
   if (auto why = parse(argc, argv, args); !why.empty()) {
     return usage(why);

@@ -14,18 +14,8 @@
 
 namespace cudnnctl::fetch {
 
-namespace {
-
-// libcurl's global state is set up by the first handle, not at start-up: a command that
-// fetches nothing (rollback, use, list, check) does not pay for it or for its exit handlers.
-CURL* new_easy_handle() {
-  global_init();
-  return curl_lib().easy_init();
-}
-
-} // namespace
-
-CurlHandle::CurlHandle() : m_handle(new_easy_handle()) {
+// libcurl is loaded and set up by the first handle (curl_lib()), not at start-up.
+CurlHandle::CurlHandle() : m_handle(curl_lib().easy_init()) {
   if (!m_handle) {
     throw std::runtime_error("curl_easy_init failed (out of memory?)");
   }

@@ -63,10 +63,20 @@ CurlLib load() {
 
 #endif
 
+// The table, and libcurl's global set-up (curl_global_init, OpenSSL's too) run once with it: a
+// command that downloads nothing pays for neither, nor for their exit handlers.
+CurlLib load_and_init() {
+  CurlLib lib = load();
+  if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    throw std::runtime_error("curl_global_init failed (out of memory?)");
+  }
+  return lib;
+}
+
 } // namespace
 
 const CurlLib& curl_lib() {
-  static const CurlLib lib = load(); // a throw leaves it unset: the next call tries again
+  static const CurlLib lib = load_and_init(); // a throw leaves it unset: the next call tries again
   return lib;
 }
 

@@ -27,8 +27,9 @@ struct CurlLib {
   decltype(&curl_version_info) version_info = nullptr;
 };
 
-// The table, loaded once (thread-safe). Throws std::runtime_error naming the library and
-// dlerror()'s reason when libcurl cannot be loaded or lacks one of the functions.
+// The table, loaded once (thread-safe), with curl_global_init already run. Throws
+// std::runtime_error naming the library and dlerror()'s reason when libcurl cannot be loaded or
+// lacks one of the functions, or when curl_global_init fails.
 const CurlLib& curl_lib();
 
 // Loads the table now: ErrorCode::environment with curl_lib()'s reason (what to install) when

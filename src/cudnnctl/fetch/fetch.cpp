@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// global_init and fetch_first (small files into memory); fetch_archive is in archive_fetch.cpp.
+// fetch_first (small files into memory); fetch_archive is in archive_fetch.cpp.
 #include "fetch/fetch.hpp"
 
 #include "fetch/classify.hpp"
@@ -8,19 +8,8 @@
 #include "fetch/transfer.hpp"
 
 #include <cstdlib>
-#include <mutex>
-#include <stdexcept>
 
 namespace cudnnctl::fetch {
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_lib().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-      throw std::runtime_error("curl_global_init failed");
-    }
-  });
-}
 
 std::string libcurl_version() {
   if (!curl_ready()) {

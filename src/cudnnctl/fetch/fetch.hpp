@@ -19,11 +19,6 @@ namespace cudnnctl::fetch {
 
 // --- Interface ---
 
-// curl_global_init, once (later calls do nothing; thread-safe). Every CurlHandle calls it
-// before its curl_easy_init, so nothing else needs to. Throws std::runtime_error when libcurl
-// cannot initialise (out of memory).
-void global_init();
-
 // The libcurl in use ("7.88.1"; loads it in the developer build, fetch/curl_lib.hpp).
 std::string libcurl_version();
 
