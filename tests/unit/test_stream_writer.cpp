@@ -7,11 +7,15 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace cudnnctl;
 using namespace cudnnctl::archive;
@@ -44,11 +48,12 @@ struct Extracted {
 };
 
 Extracted run(const fs::path& archive, const fs::path& dest, FileWriting writing,
-              size_t writers = 0) {
+              size_t writers = 0, util::Fsync sync = util::Fsync::no) {
   fs::create_directories(dest);
   ExtractOptions o;
   o.writing = writing;
   o.writer_threads = writers;
+  o.sync_files = sync;
   auto got = extract_file(archive, dest, o);
   REQUIRE(got);
   Extracted out{*got, {}};
@@ -96,6 +101,24 @@ TEST_CASE("background file writing gives the same tree and records", "[stream][w
                                [](const Entry& e) { return e.path == "lib/big-copy.so"; });
   REQUIRE(it != background.entries.end());
   CHECK(it->sha256 == util::sha256_hex(random_bytes(5u << 20, 9)));
+}
+
+TEST_CASE("background file writing that syncs each file gives the same tree and records",
+          "[stream][writer]") {
+  const size_t writers = GENERATE(size_t{1}, size_t{3});
+  const fs::path base = fs::absolute("writer-same-synced");
+  fs::remove_all(base);
+  fs::create_directories(base);
+  write_tar(base / "a.tar.xz", mixed());
+  auto in_caller = run(base / "a.tar.xz", base / "inline", FileWriting::in_caller);
+  auto synced =
+      run(base / "a.tar.xz", base / "bg", FileWriting::background, writers, util::Fsync::yes);
+  CHECK(synced.files == in_caller.files);
+  REQUIRE(synced.entries.size() == in_caller.entries.size());
+  for (size_t i = 0; i < in_caller.entries.size(); ++i) {
+    CHECK(synced.entries[i].path == in_caller.entries[i].path);
+    CHECK(synced.entries[i].sha256 == in_caller.entries[i].sha256);
+  }
 }
 
 TEST_CASE("background file writing reports a write error as the extraction's error",
@@ -422,4 +445,165 @@ TEST_CASE("BackgroundWriter hashing in chunks: every chunk's digest, whatever th
       CHECK(*util::read_file(base / ("f" + std::to_string(i))) == expected);
     }
   }
+}
+
+namespace {
+
+// Two threads that spin until destroyed: the writer's threads and the sync thread share the
+// cores with them, as with the extraction on a loaded machine.
+class Load {
+public:
+  Load() {
+    for (int i = 0; i < 2; ++i) {
+      m_threads.emplace_back([this] {
+        volatile uint64_t x = 0;
+        while (!m_stop.load(std::memory_order_relaxed)) {
+          x = x + 1;
+        }
+      });
+    }
+  }
+  ~Load() {
+    m_stop = true;
+    for (auto& t : m_threads) {
+      t.join();
+    }
+  }
+  Load(const Load&) = delete;
+  Load& operator=(const Load&) = delete;
+
+private:
+  std::atomic<bool> m_stop{false};
+  std::vector<std::thread> m_threads;
+};
+
+} // namespace
+
+TEST_CASE("BackgroundWriter syncing each file: every file whole and synced before it is done, "
+          "in loops under load",
+          "[stream][writer]") {
+  const size_t slot_size = 4096;
+  const fs::path base = fs::absolute("writer-sync");
+  const auto files = varied_files(slot_size, 24);
+  Load load;
+  for (int round = 0; round < 30; ++round) {
+    const size_t writers = 1 + static_cast<size_t>(round % 3);
+    const size_t hashers = 1 + static_cast<size_t>(round / 3 % 3);
+    const uint64_t chunk = round % 2 == 0 ? 0 : 2045;
+    CAPTURE(round, writers, hashers, chunk);
+    fs::remove_all(base);
+    fs::create_directories(base);
+    std::mutex mutex;
+    std::vector<size_t> reported; // by on_done, in its order
+    BackgroundWriter w(3, slot_size, writers, hashers, chunk);
+    w.sync_files = util::Fsync::yes;
+    w.on_done = [&](const BackgroundWriter::Done& d) {
+      std::lock_guard lock(mutex);
+      reported.push_back(d.index);
+    };
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string name = "f" + std::to_string(i);
+      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
+      REQUIRE(feed(w, files[i], 1000 + i * 97));
+      REQUIRE(w.end(timespec{1700000000 + static_cast<time_t>(i), 0}));
+    }
+    auto done = w.drain();
+    REQUIRE(done);
+    REQUIRE(done->size() == files.size());
+    // The sync thread takes files as they complete: on_done reports each once, in that order.
+    std::vector<size_t> sorted = reported;
+    std::sort(sorted.begin(), sorted.end());
+    REQUIRE(sorted.size() == files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+      CAPTURE(i);
+      CHECK(sorted[i] == i);
+      const std::string expected = content_of(files[i]);
+      const BackgroundWriter::Done& d = (*done)[i];
+      CHECK(d.index == i);
+      CHECK(d.size == expected.size());
+      if (chunk == 0 || expected.size() <= chunk) {
+        CHECK(d.sha256 == util::sha256_hex(expected));
+      }
+      const fs::path p = base / ("f" + std::to_string(i));
+      CHECK(*util::read_file(p) == expected);
+      struct stat st {};
+      REQUIRE(::stat(p.c_str(), &st) == 0);
+      CHECK(st.st_mtim.tv_sec == 1700000000 + static_cast<time_t>(i));
+    }
+  }
+}
+
+TEST_CASE("BackgroundWriter syncing each file: a file that cannot be synced is the error, no hang",
+          "[stream][writer]") {
+  const size_t slot_size = 4096;
+  const fs::path base = fs::absolute("writer-sync-error");
+  fs::remove_all(base);
+  fs::create_directories(base);
+  const auto files = varied_files(slot_size, 16);
+  const size_t bad = 5;
+  for (int round = 0; round < 10; ++round) {
+    CAPTURE(round);
+    BackgroundWriter w(3, slot_size, 1 + static_cast<size_t>(round % 2), 2);
+    w.sync_files = util::Fsync::yes;
+    size_t reported = 0;
+    w.on_done = [&](const BackgroundWriter::Done&) { ++reported; };
+    Status first;
+    size_t i = 0;
+    for (; i < files.size() && first; ++i) {
+      const std::string name = "r" + std::to_string(round) + "-f" + std::to_string(i);
+      util::Fd fd;
+      if (i == bad) {
+        // A pipe takes the file's few bytes into its buffer; fsync(2) refuses it (EINVAL).
+        int ends[2];
+        REQUIRE(::pipe(ends) == 0);
+        fd = util::Fd(ends[1]);
+        util::Fd reader(ends[0]); // open until the writer is gone (no SIGPIPE)
+        first = w.begin(std::move(fd), name, i);
+        if (first) {
+          first = w.data("tiny", 4);
+        }
+        if (first) {
+          first = w.end(std::nullopt);
+        }
+        auto done = w.drain(); // the reader still open: the error is the fsync's
+        REQUIRE_FALSE(done);
+        CHECK(done.error().code == ErrorCode::environment);
+        CHECK(done.error().message.find("fsync " + name) != std::string::npos);
+        break;
+      }
+      fd = *util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+      first = w.begin(std::move(fd), name, i);
+      if (first) {
+        first = feed(w, files[i], 1500);
+      }
+      if (first) {
+        first = w.end(std::nullopt);
+      }
+    }
+    REQUIRE(i == bad);
+    CHECK(reported <= bad); // files before it that were synced first; never the pipe
+    auto again = w.drain();
+    REQUIRE_FALSE(again);
+    CHECK(again.error().message.find("fsync") != std::string::npos);
+  }
+}
+
+TEST_CASE("BackgroundWriter syncing each file: destroyed with files waiting for their fsync",
+          "[stream][writer]") {
+  const fs::path base = fs::absolute("writer-sync-drop");
+  fs::remove_all(base);
+  fs::create_directories(base);
+  const auto files = varied_files(4096, 24);
+  for (int round = 0; round < 5; ++round) {
+    BackgroundWriter w(6, 4096, 3, 4);
+    w.sync_files = util::Fsync::yes;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i);
+      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
+      REQUIRE(feed(w, files[i], 4096));
+      REQUIRE(w.end(std::nullopt));
+    }
+    // No drain: the destructor stops the threads, the sync thread among them.
+  }
+  SUCCEED("no hang, no crash");
 }

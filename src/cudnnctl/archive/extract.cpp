@@ -48,6 +48,7 @@ public:
           default_writer_slots(), size_t{1} << 20,
           options.writer_threads != 0 ? options.writer_threads : default_writer_threads(),
           default_hash_threads(), options.hash_chunk);
+      m_writer->sync_files = options.sync_files;
       if (options.file_done) {
         m_writer->on_done = [this](const BackgroundWriter::Done& d) { file_closed(d); };
       }

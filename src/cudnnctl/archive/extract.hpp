@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "util/fs.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -105,6 +106,11 @@ struct ExtractOptions {
   FileWriting writing = FileWriting::in_caller;
   // background: writer threads (0: archive::default_writer_threads() for this machine).
   size_t writer_threads = 0;
+  // background, Fsync::yes: each file is fsynced on a thread of its own as soon as it is
+  // complete, while the extraction goes on (BackgroundWriter::sync_files), so that the
+  // caller's fsync of the whole tree afterwards finds little to wait for; an fsync error is
+  // the extraction's error. in_caller: no effect.
+  util::Fsync sync_files = util::Fsync::no;
   // The compression the stream must have (anything else: ErrorCode::integrity).
   ArchiveFormat format = ArchiveFormat::tar_xz;
   // tar_zstd of independent frames (a repack): decoder threads (0:
@@ -128,9 +134,9 @@ struct ExtractOptions {
 // saw every byte). On error `dest` may hold partial output; the caller removes it. Files
 // are written with O_NOFOLLOW|O_EXCL via *at() calls relative to `dest` (missing parent
 // directories are created 0755, file mtimes are set from the archive, owners never) and are
-// not fsynced here (the caller syncs the whole tree once). Only tar inside one layer of
-// options.format is accepted; the checks are listed in archive/checks.hpp and
-// archive/dest_tree.hpp.
+// not fsynced here unless options.sync_files says so (the caller syncs the whole tree once). Only
+// tar inside one layer of options.format is accepted; the checks are listed in archive/checks.hpp
+// and archive/dest_tree.hpp.
 [[nodiscard]] Result<std::vector<Entry>>
 extract(ByteSource& source, const std::filesystem::path& dest, const ExtractOptions& options);
 

@@ -11,6 +11,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <system_error>
 
 namespace cudnnctl::archive {
 
@@ -105,6 +106,7 @@ BackgroundWriter::~BackgroundWriter() {
   for (auto& wake : m_wake) {
     wake.notify_one();
   }
+  m_sync_wake.notify_one();
   for (auto& t : m_threads) {
     t.join(); // queued pieces (and their files' descriptors) go with the object
   }
@@ -196,6 +198,14 @@ Status BackgroundWriter::begin(util::Fd fd, std::string where, size_t index) {
   m_next_writer = (m_next_writer + 1) % m_writes.size();
   file->hasher = m_next_hasher;
   m_next_hasher = (m_next_hasher + 1) % m_hashes.size();
+  if (sync_files == util::Fsync::yes && !m_sync_started) {
+    try {
+      m_threads.emplace_back([this] { sync_loop(); });
+    } catch (const std::system_error& e) {
+      return fail(ErrorCode::environment, std::string("cannot start a thread: ") + e.what());
+    }
+    m_sync_started = true;
+  }
   std::unique_lock lock(m_mutex);
   m_changed.wait(lock, [&] { return m_error || m_open_files < k_max_open_files; });
   TRY(first_error_locked());
@@ -299,9 +309,22 @@ void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
         status = fail_errno("cannot set the time of " + file->where, errno);
       }
     }
-    if (status) {
-      status = file->fd.close(); // close() can report a delayed write error (NFS, quotas)
-    }
+  }
+  lock.lock();
+  if (!failed && status && sync_files == util::Fsync::yes) {
+    m_syncs.push_back(file); // still open: drain() waits for its fsync
+    m_sync_wake.notify_one();
+    return;
+  }
+  close_file(lock, file, std::move(status));
+}
+
+void BackgroundWriter::close_file(std::unique_lock<std::mutex>& lock,
+                                  const std::shared_ptr<File>& file, Status status) {
+  const bool failed = m_error.has_value();
+  lock.unlock();
+  if (!failed && status) {
+    status = file->fd.close(); // close() can report a delayed write error (NFS, quotas)
   }
   lock.lock();
   record_error_locked(status);
@@ -324,6 +347,29 @@ void BackgroundWriter::finish_if_complete(std::unique_lock<std::mutex>& lock,
   }
   --m_open_files;
   --m_ended_open;
+}
+
+void BackgroundWriter::sync_loop() {
+  std::unique_lock lock(m_mutex);
+  for (;;) {
+    m_sync_wake.wait(lock, [&] { return m_stop || !m_syncs.empty(); });
+    if (m_stop) {
+      util::note_thread_cpu("file sync");
+      return;
+    }
+    std::shared_ptr<File> file = std::move(m_syncs.front());
+    m_syncs.pop_front();
+    const bool failed = m_error.has_value();
+    lock.unlock();
+    Status status;
+    // EIO here is final, as in the tree's fsync: reported, never retried.
+    if (!failed && ::fsync(file->fd.get()) != 0) {
+      status = fail_errno("fsync " + file->where, errno);
+    }
+    lock.lock();
+    close_file(lock, file, std::move(status));
+    m_changed.notify_all();
+  }
 }
 
 Status BackgroundWriter::write_piece(const Piece& piece) {

@@ -12,6 +12,9 @@
 // chunks (hash_chunk, for a repack whose sidecar lists every chunk's digest): then each chunk
 // of a file is hashed on its own, consecutive chunks on different threads, and a large file
 // is hashed as fast as the threads together.
+// With sync_files, a complete file is fsynced by a thread of its own before it counts as
+// done, while the extraction goes on: the caller's fsync of the whole tree then finds the
+// disk's work (a flush of every byte written) done but for the last file.
 // Memory: slots x slot_size, whatever the archive.
 #pragma once
 
@@ -68,6 +71,10 @@ public:
   // Called with each file's Done as soon as it is closed, on the thread that closed it (not
   // under the writer's lock; drain() waits for it). Set before the first begin().
   std::function<void(const Done&)> on_done;
+  // Fsync::yes: each file is fsynced (then closed) on the sync thread once it is complete,
+  // before on_done and drain() report it; an fsync error is the writer's error. Set before
+  // the first begin().
+  util::Fsync sync_files = util::Fsync::no;
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
   // Stops the threads; queued work is dropped and open files closed (the caller removes them).
@@ -114,9 +121,14 @@ private:
   Status write_piece(const Piece& piece);
   // Under the lock: one reference of `slot` done; frees it after the last.
   void release_slot_locked(int slot);
-  // Under the lock: closes `file` when it is complete (written, hashed, ended). Unlocks
-  // while it works.
+  // Under the lock: closes `file` when it is complete (written, hashed, ended), or hands it
+  // to the sync thread. Unlocks while it works.
   void finish_if_complete(std::unique_lock<std::mutex>& lock, const std::shared_ptr<File>& file);
+  // Under the lock: closes the complete `file` (its work so far: `status`) and reports it
+  // done. Unlocks while it works.
+  void close_file(std::unique_lock<std::mutex>& lock, const std::shared_ptr<File>& file,
+                  Status status);
+  void sync_loop();
   void record_error_locked(Status status);
 
   const size_t m_slot_size;
@@ -129,7 +141,10 @@ private:
   std::vector<std::deque<Piece>> m_hashes; // per hash thread, in order
   // One per thread (writers, then hashers): work queued for it, or stop.
   std::vector<std::condition_variable> m_wake;
-  size_t m_hash_pieces = 0; // queued in m_hashes, all threads
+  size_t m_hash_pieces = 0;                  // queued in m_hashes, all threads
+  std::deque<std::shared_ptr<File>> m_syncs; // sync_files: complete files, in order
+  std::condition_variable m_sync_wake;
+  bool m_sync_started = false; // producer-only: the sync thread runs
   std::vector<int> m_free;
   std::vector<Done> m_done;
   std::optional<Error> m_error;

@@ -153,6 +153,11 @@ Result<PassResult> stream_archive(const PassRequest& req, util::Notes& notes, Pa
     return wanted_path(req.components, path);
   };
   so.extract.writing = archive::FileWriting::background; // decompression alone on its thread
+  // Each file reaches the disk while the next ones are decompressed: the fsync of the staged
+  // tree before it is published (Staging::seal, which still syncs every file) then waits for
+  // the last file alone, not for a flush of all of it (0.2 s of a 100 MiB/s install,
+  // docs/BENCHMARKS.md).
+  so.extract.sync_files = util::Fsync::yes;
   so.extract.format =
       form.repack ? archive::ArchiveFormat::tar_zstd : archive::ArchiveFormat::tar_xz;
   so.extract.hash_chunk = form.chunks.empty() ? 0 : util::k_sha256_chunk;
