@@ -26,6 +26,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 # The repack's frames (archive/zstd_frames.*): libarchive links libzstd already.
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
+# Its version for --version (ops/version.cpp): the liblzma libarchive decodes .tar.xz with.
+pkg_check_modules(LIBLZMA REQUIRED IMPORTED_TARGET liblzma)
 if(CUDNNCTL_BUILD_TESTS)
   # The tests are written for Catch2 v2 (catch2/catch.hpp). Where only v3 is packaged (Ubuntu
   # 24.04, Debian 13), cudnnctl still builds, without its tests (README "Install", from source).

@@ -2,8 +2,9 @@
 # The portable release build (scripts/release, docs/ARCHITECTURE.md "Portable release"):
 # compiled against Debian 11's glibc 2.31 (CMAKE_SYSROOT, a debootstrap'ed bullseye root) with
 # every other library linked statically from CUDNNCTL_PORTABLE_PREFIX (libcurl and libarchive
-# built by scripts/release from Debian's sources with only the features cudnnctl uses; OpenSSL's
-# libcrypto/libssl, zstd, xz, zlib and libelf as Debian's own .a) and libstdc++/libgcc static.
+# built by scripts/release from Debian 12's sources with only the features cudnnctl uses, liblzma
+# from Debian 13's xz-utils source; OpenSSL's libcrypto/libssl, zstd, zlib and libelf as Debian's
+# own .a) and libstdc++/libgcc static.
 # The only run-time dependency left is glibc >= 2.31. Included by Dependencies.cmake instead of
 # its find_package calls when CUDNNCTL_PORTABLE_PREFIX is set.
 set(_p ${CUDNNCTL_PORTABLE_PREFIX})
@@ -21,10 +22,11 @@ endfunction()
 cudnnctl_static_target(OpenSSL::Crypto ${_p}/lib/libcrypto.a Threads::Threads ${CMAKE_DL_LIBS})
 cudnnctl_static_target(cudnnctl_static_zstd ${_p}/lib/libzstd.a)
 cudnnctl_static_target(PkgConfig::LIBZSTD cudnnctl_static_zstd)
+cudnnctl_static_target(PkgConfig::LIBLZMA ${_p}/lib/liblzma.a Threads::Threads)
 cudnnctl_static_target(PkgConfig::LIBELF ${_p}/lib/libelf.a ${_p}/lib/libz.a cudnnctl_static_zstd)
 cudnnctl_static_target(CURL::libcurl ${_p}/lib/libcurl.a ${_p}/lib/libssl.a ${_p}/lib/libcrypto.a
                        ${_p}/lib/libz.a Threads::Threads ${CMAKE_DL_LIBS})
-cudnnctl_static_target(LibArchive::LibArchive ${_p}/lib/libarchive.a ${_p}/lib/liblzma.a
+cudnnctl_static_target(LibArchive::LibArchive ${_p}/lib/libarchive.a PkgConfig::LIBLZMA
                        cudnnctl_static_zstd ${_p}/lib/libz.a)
 set_property(TARGET CURL::libcurl APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS CURL_STATICLIB)
 # Linked in, not loaded on demand (fetch/curl_lib.hpp): the static libcurl costs no start-up.

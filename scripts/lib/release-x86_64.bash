@@ -23,10 +23,15 @@ glibc=$(dpkg-query --admindir="$sysroot/var/lib/dpkg" -W -f '${Version}' libc6)
 log "build root: Debian 11, libc6 $glibc"
 
 # --- 2. The static libraries ---
-host_libs=(libssl-dev libzstd-dev liblzma-dev zlib1g-dev libelf-dev nlohmann-json3-dev libcli11-dev)
+host_libs=(libssl-dev libzstd-dev zlib1g-dev libelf-dev nlohmann-json3-dev libcli11-dev)
+# liblzma is Debian 13's (xz-utils 5.8): its LZMA decoder takes half the time of Debian 12's 5.4
+# on a cuDNN archive (docs/BENCHMARKS.md), and decompression is the floor of an install from
+# NVIDIA's .tar.xz. Its .deb comes from the mirror's trixie index, checked as aarch64's are.
+trixie_index=$(debian_index "$mirror" trixie amd64 "$cache/index") || exit 1
 deps_key=$( (
   sed -n '/^# --- deps key begin/,/^# --- deps key end/p' "${BASH_SOURCE[0]}"
   dpkg-query -W "${host_libs[@]}"
+  debian_versions "$trixie_index" liblzma-dev || echo failed
   echo "$sysroot"
 ) | sha256sum | cut -c1-12)
 deps=$cache/deps-$deps_key
@@ -36,11 +41,18 @@ build_deps() {
   mkdir -p "$d/include" "$d/lib" "$src" "$apt/lists/partial" "$apt/cache/archives/partial"
   # Debian 12's .a files and headers (the build machine's -dev packages).
   local ml=/usr/lib/x86_64-linux-gnu inc=/usr/include
-  cp -a "$inc/openssl" "$inc/zstd.h" "$inc/zstd_errors.h" "$inc/zdict.h" "$inc/lzma.h" "$inc/lzma" \
+  cp -a "$inc/openssl" "$inc/zstd.h" "$inc/zstd_errors.h" "$inc/zdict.h" \
     "$inc/zlib.h" "$inc/zconf.h" "$inc/libelf.h" "$inc/gelf.h" "$inc/nlist.h" \
     "$inc/nlohmann" "$inc/CLI" "$d/include/"
   cp -a "$inc/x86_64-linux-gnu/openssl/." "$d/include/openssl/"
-  cp -a "$ml/libssl.a" "$ml/libcrypto.a" "$ml/libzstd.a" "$ml/liblzma.a" "$ml/libz.a" "$ml/libelf.a" "$d/lib/"
+  cp -a "$ml/libssl.a" "$ml/libcrypto.a" "$ml/libzstd.a" "$ml/libz.a" "$ml/libelf.a" "$d/lib/"
+  # Debian 13's liblzma.a and headers (above). Its objects ask glibc for nothing 2.31 lacks
+  # (malloc, pthreads, clock_gettime, sched_getaffinity, sysconf): check-portable checks.
+  debian_fetch "$mirror" "$trixie_index" "$d/debs" liblzma-dev || return 1
+  dpkg-deb -x "$d"/debs/liblzma-dev_*.deb "$d/lzma-dev"
+  cp -a "$d/lzma-dev/usr/include/lzma.h" "$d/lzma-dev/usr/include/lzma" "$d/include/"
+  cp -a "$d/lzma-dev/usr/lib/x86_64-linux-gnu/liblzma.a" "$d/lib/"
+  rm -rf "$d/debs" "$d/lzma-dev"
   # libcurl and libarchive from Debian 12's source packages, with a private apt state.
   echo "deb-src $mirror bookworm main" >"$apt/sources.list"
   local A=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null

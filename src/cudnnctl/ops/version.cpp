@@ -5,6 +5,7 @@
 #include "fetch/fetch.hpp"
 
 #include <archive.h>
+#include <lzma.h>
 #include <openssl/crypto.h>
 
 #ifndef CUDNNCTL_COMMIT
@@ -24,6 +25,8 @@ VersionInfo version_info() {
   v.libraries.emplace_back("libcurl", fetch::libcurl_version());
   std::string la = archive_version_string(); // "libarchive 3.6.2"
   v.libraries.emplace_back("libarchive", la.substr(la.find(' ') + 1));
+  // The xz decoder of every install from NVIDIA's .tar.xz (libarchive's, through liblzma).
+  v.libraries.emplace_back("liblzma", lzma_version_string());
   std::string ssl = OpenSSL_version(OPENSSL_VERSION); // "OpenSSL 3.0.11 19 Sep 2023"
   auto first = ssl.find(' ');
   auto second = ssl.find(' ', first + 1);

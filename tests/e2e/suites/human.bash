@@ -284,8 +284,9 @@ grep -Eq '^cudnnctl [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}\)$' "$OUT" || f
 expect_contains "$OUT" "libcurl "
 expect_contains "$OUT" "libarchive "
 expect_contains "$OUT" "openssl "
+expect_contains "$OUT" "liblzma "
 expect_exit 0 cudnnctl --version --json
-expect_json 'sorted(d["libraries"])' '["libarchive", "libcurl", "openssl"]'
+expect_json 'sorted(d["libraries"])' '["libarchive", "libcurl", "liblzma", "openssl"]'
 expect_json 'len(d["commit"]) >= 7 and all(c in "0123456789abcdef" for c in d["commit"])' true
 
 # --- offline archives --------------------------------------------------------------------------
