@@ -10,9 +10,9 @@
 #   unpacks the required packages and libc6-dev, linux-libc-dev and libcrypt-dev are unpacked
 #   from its downloads. No second stage: that runs arm64's dpkg in a chroot, and the build only
 #   reads the root;
-# - OpenSSL/zstd/xz/zlib/libelf: the .a files and headers of Debian 12's arm64 -dev packages, from
+# - OpenSSL/zstd/zlib/libelf: the .a files and headers of Debian 12's arm64 -dev packages, from
 #   the mirror's bookworm arm64 index (each .deb checked against the index, the index against the
-#   signed InRelease);
+#   signed InRelease); liblzma Debian 13's (xz-utils 5.8), from its trixie arm64 index, as x86-64;
 # - libcurl/libarchive: the same source packages and options as x86-64, configure --host.
 # scripts/release's variables (repo, cache, mirror, jobs, log) are used here and cc, cxx,
 # cross_cmake, sysroot, deps set for it:
@@ -20,9 +20,11 @@
 
 tools_debs=(binutils-aarch64-linux-gnu cpp-12-aarch64-linux-gnu gcc-12-aarch64-linux-gnu
   g++-12-aarch64-linux-gnu libgcc-12-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user-static)
-arm64_libs=(libssl-dev libzstd-dev liblzma-dev zlib1g-dev libelf-dev)
+arm64_libs=(libssl-dev libzstd-dev zlib1g-dev libelf-dev)
 amd64_index=$(debian_index "$mirror" bookworm amd64 "$cache/index") || exit 1
 arm64_index=$(debian_index "$mirror" bookworm arm64 "$cache/index") || exit 1
+# liblzma from Debian 13 (xz-utils 5.8), as on x86-64 (scripts/lib/release-x86_64.bash).
+trixie_arm64_index=$(debian_index "$mirror" trixie arm64 "$cache/index") || exit 1
 
 # --- 0. The cross toolchain and qemu-aarch64-static ---
 tools=$cache/tools-$( (debian_versions "$amd64_index" "${tools_debs[@]}" || echo failed) | sha256sum | cut -c1-12)
@@ -73,6 +75,7 @@ set(CMAKE_CROSSCOMPILING_EMULATOR $qemu;-L;$sysroot)
 deps_key=$( (
   sed -n '/^# --- aarch64 deps key begin/,/^# --- aarch64 deps key end/p' "${BASH_SOURCE[0]}"
   debian_versions "$arm64_index" "${arm64_libs[@]}" || echo failed
+  debian_versions "$trixie_arm64_index" liblzma-dev || echo failed
   dpkg-query -W nlohmann-json3-dev libcli11-dev
   echo "$sysroot $tools"
 ) | sha256sum | cut -c1-12)
@@ -81,8 +84,10 @@ deps=$cache/deps-$deps_key
 build_deps_aarch64() {
   local d=$1 src=$1/src apt=$1/apt x=$1/arm64
   mkdir -p "$d/include" "$d/lib" "$src" "$apt/lists/partial" "$apt/cache/archives/partial"
-  # Debian 12's arm64 .a files and headers; the header-only libraries from the build machine.
+  # Debian 12's arm64 .a files and headers, Debian 13's liblzma; the header-only libraries from
+  # the build machine.
   debian_fetch "$mirror" "$arm64_index" "$x/debs" "${arm64_libs[@]}" || return 1
+  debian_fetch "$mirror" "$trixie_arm64_index" "$x/debs" liblzma-dev || return 1
   local deb
   for deb in "$x"/debs/*.deb; do dpkg-deb -x "$deb" "$x"; done
   local ml=$x/usr/lib/aarch64-linux-gnu inc=$x/usr/include
