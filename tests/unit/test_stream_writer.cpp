@@ -271,6 +271,14 @@ std::string content_of(const std::vector<Part>& parts) {
   return s;
 }
 
+// The file as the writer left it: its bytes, and the mtime set after its last write.
+void check_written(const fs::path& p, const std::string& expected, time_t mtime) {
+  CHECK(*util::read_file(p) == expected);
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  CHECK(st.st_mtim.tv_sec == mtime);
+}
+
 // Feeds one file's parts in chunks of `chunk` bytes.
 Status feed(BackgroundWriter& w, const std::vector<Part>& parts, size_t chunk) {
   for (const Part& p : parts) {
@@ -324,13 +332,9 @@ TEST_CASE("BackgroundWriter with several hash threads: every file's digest, writ
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    const fs::path p = base / ("f" + std::to_string(i));
     CAPTURE(i);
-    const std::string expected = content_of(files[i]);
-    CHECK(*util::read_file(p) == expected);
-    struct stat st {};
-    REQUIRE(::stat(p.c_str(), &st) == 0);
-    CHECK(st.st_mtim.tv_sec == 1500000000 + static_cast<time_t>(i));
+    check_written(base / ("f" + std::to_string(i)), content_of(files[i]),
+                  1500000000 + static_cast<time_t>(i));
   }
 }
 
@@ -524,11 +528,8 @@ TEST_CASE("BackgroundWriter syncing each file: every file whole and synced befor
       if (chunk == 0 || expected.size() <= chunk) {
         CHECK(d.sha256 == util::sha256_hex(expected));
       }
-      const fs::path p = base / ("f" + std::to_string(i));
-      CHECK(*util::read_file(p) == expected);
-      struct stat st {};
-      REQUIRE(::stat(p.c_str(), &st) == 0);
-      CHECK(st.st_mtim.tv_sec == 1700000000 + static_cast<time_t>(i));
+      check_written(base / ("f" + std::to_string(i)), expected,
+                    1700000000 + static_cast<time_t>(i));
     }
   }
 }
