@@ -2,9 +2,9 @@
 # The portable release build (scripts/release, docs/ARCHITECTURE.md "Portable release"):
 # compiled against Debian 11's glibc 2.31 (CMAKE_SYSROOT, a debootstrap'ed bullseye root) with
 # every other library linked statically from CUDNNCTL_PORTABLE_PREFIX (libcurl and libarchive
-# built by scripts/release from Debian 12's sources with only the features cudnnctl uses, liblzma
-# from Debian 13's xz-utils source; OpenSSL's libcrypto/libssl, zstd, zlib and libelf as Debian's
-# own .a) and libstdc++/libgcc static.
+# built by scripts/release from Debian 12's sources with only the features cudnnctl uses; OpenSSL's
+# libcrypto/libssl, zstd, zlib and libelf as Debian 12's own .a, liblzma as Debian 13's) and
+# libstdc++/libgcc static.
 # The only run-time dependency left is glibc >= 2.31. Included by Dependencies.cmake instead of
 # its find_package calls when CUDNNCTL_PORTABLE_PREFIX is set.
 set(_p ${CUDNNCTL_PORTABLE_PREFIX})

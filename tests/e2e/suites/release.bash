@@ -52,8 +52,8 @@ expect_contains "$OUT" "Version: $VERSION-1"
 expect_contains "$OUT" "Architecture: amd64"
 expect_exit 0 "$X/usr/bin/cudnnctl" --version
 expect_contains "$OUT" "$VERSION"
-# liblzma built from Debian 13's xz-utils source (scripts/lib/release-x86_64.bash), not Debian
-# 12's 5.4: its LZMA decoder is the floor of every install from NVIDIA's .tar.xz.
+# liblzma is Debian 13's liblzma-dev .a (scripts/lib/release-x86_64.bash), not Debian 12's 5.4:
+# its LZMA decoder is the floor of every install from NVIDIA's .tar.xz.
 expect_exit 0 "$X/usr/bin/cudnnctl" --version --json
 expect_json '[int(x) for x in d["libraries"]["liblzma"].split(".")[:2]] >= [5, 8]' true
 expect_contains "$X/lib/systemd/system/cudnnctl-verify.service" "ExecStart=/usr/bin/cudnnctl verify --smoke"
