@@ -585,6 +585,12 @@ def main():
     b = Bench(a)
     m = machine()
     m["load_before"] = m.pop("load")
+    # The decoders of both sides: install's time is liblzma's LZMA decoder (docs/BENCHMARKS.md).
+    m["cudnnctl"] = " / ".join(subprocess.run(
+        [a.cudnnctl, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True).stdout.strip().splitlines())
+    m["xz"] = subprocess.run(["xz", "--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout.split("\n")[0]
     try:
         if "install" in only:
             b.rounds_install("0", "loopback")
