@@ -66,11 +66,21 @@ debootstrap_foreign_root() {
 # debian_index MIRROR SUITE ARCH DIR: prints the path of the Packages index of SUITE's main
 # component for ARCH, kept decompressed in DIR: its SHA-256 is taken from the InRelease that gpgv
 # verifies with Debian's archive keyring (fetched each time, 150 KB); the index itself (9 MB) is
-# fetched again only when that SHA-256 changes.
+# fetched again only when that SHA-256 changes. When the InRelease cannot be fetched (no
+# network), the newest index of SUITE and ARCH already in DIR (checked the same way when it was
+# fetched) is used, and said so; with none there, it fails.
 debian_index() {
   local mirror=$1 suite=$2 arch=$3 dir=$4 sum out
   mkdir -p "$dir"
-  curl -fsSL --retry 3 -o "$dir/InRelease-$suite" "$mirror/dists/$suite/InRelease" || return 1
+  if ! curl -fsSL --retry 3 -o "$dir/InRelease-$suite.new" "$mirror/dists/$suite/InRelease"; then
+    rm -f "$dir/InRelease-$suite.new"
+    out=$(ls -t "$dir/Packages-$suite-$arch-"???????????? 2>/dev/null | head -1)
+    [ -n "$out" ] || { echo "debian_index: $mirror/dists/$suite/InRelease cannot be fetched and no $suite $arch index was fetched before" >&2; return 1; }
+    echo "debian_index: $mirror/dists/$suite/InRelease cannot be fetched: using the $suite $arch index fetched $(date -u -r "$out" '+%Y-%m-%d %H:%M UTC')" >&2
+    printf '%s\n' "$out"
+    return 0
+  fi
+  mv "$dir/InRelease-$suite.new" "$dir/InRelease-$suite"
   gpgv --keyring /usr/share/keyrings/debian-archive-keyring.gpg --output "$dir/Release-$suite" \
     "$dir/InRelease-$suite" 2>"$dir/gpgv.log" || { echo "debian_index: $mirror/dists/$suite/InRelease: bad signature ($dir/gpgv.log)" >&2; return 1; }
   sum=$(awk -v f="main/binary-$arch/Packages.xz" '/^SHA256:/ { s = 1; next } /^[^ ]/ { s = 0 } s && $3 == f { print $1 }' "$dir/Release-$suite")

@@ -28,6 +28,29 @@ size=$(stat -c %s "$TGZ")
 expect_exit 2 bash "$REPO/scripts/release" --bogus
 expect_contains "$ERR" "unknown argument '--bogus'"
 
+TEST "without the network, scripts/release builds again from the indexes it checked before"
+# An unreachable mirror: the Debian indexes fetched and verified by the run above give the same
+# cache keys, so the cached build root and static libraries serve, and nothing is fetched.
+OFF=$E2E_TMP/dist-offline
+mkdir -p "$OFF"
+expect_exit 0 env CUDNNCTL_RELEASE_DIR="$CUDNNCTL_BUILD_DIR/release" \
+  RELEASE_DEBIAN_MIRROR=http://127.0.0.1:9 bash "$REPO/scripts/release" --out "$OFF"
+expect_contains "$ERR" "trixie/InRelease cannot be fetched: using the trixie amd64 index fetched"
+expect_exit 0 bash -c "cd '$OFF' && sha256sum -c 'cudnnctl_${VERSION}-1_amd64.deb.sha256'"
+# No index fetched before: it fails, naming what it lacks. A fetched InRelease whose signature
+# does not verify is refused: the cached index never stands in for a bad one.
+source "$REPO/scripts/lib/debian-root.bash"
+expect_exit 1 debian_index http://127.0.0.1:9 trixie amd64 "$E2E_TMP/no-index"
+expect_contains "$ERR" "no trixie amd64 index was fetched before"
+mkdir -p "$E2E_TMP/forged/dists/trixie" "$E2E_TMP/forged-index"
+echo "not a signed Release" >"$E2E_TMP/forged/dists/trixie/InRelease"
+cp "$CUDNNCTL_BUILD_DIR"/release/index/Packages-trixie-amd64-* "$E2E_TMP/forged-index/"
+start_nginx "$E2E_TMP/forged"
+expect_exit 1 debian_index "$MIRROR_URL" trixie amd64 "$E2E_TMP/forged-index"
+expect_contains "$ERR" "trixie/InRelease: bad signature"
+expect_eq "$(cat "$OUT")" "" "the index path printed for a forged InRelease"
+stop_nginx
+
 TEST "the executables ask glibc <= 2.31 for everything and nothing else (check-portable)"
 X=$E2E_TMP/deb
 dpkg-deb -x "$DEB" "$X"
