@@ -6,6 +6,7 @@
 #include "archive_test_util.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
+#include "writer_test_util.hpp"
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -20,6 +21,7 @@
 using namespace cudnnctl;
 using namespace cudnnctl::archive;
 using namespace archive_test;
+using namespace writer_test;
 
 namespace {
 
@@ -214,87 +216,6 @@ TEST_CASE("BackgroundWriter with several writer threads: every file whole, diges
   }
 }
 
-namespace {
-
-// One file for the writer: data and runs of zeros in order.
-struct Part {
-  std::string bytes; // data when zeros == 0
-  uint64_t zeros = 0;
-};
-
-// Files of varied sizes around the slot size: empty, one byte, a slot less or more one, several
-// slots, zero runs (sparse) inside and at either end, zeros only.
-std::vector<std::vector<Part>> varied_files(size_t slot_size, size_t count) {
-  std::vector<std::vector<Part>> files;
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t seed = 100 + static_cast<uint32_t>(i);
-    std::vector<Part> f;
-    switch (i % 8) {
-    case 0:
-      break; // 0 bytes
-    case 1:
-      f.push_back({random_bytes(1, seed)});
-      break;
-    case 2:
-      f.push_back({random_bytes(slot_size - 1, seed)});
-      break;
-    case 3:
-      f.push_back({random_bytes(slot_size + 1, seed)});
-      break;
-    case 4: // large: many slots, its hash the slowest (others pass it)
-      f.push_back({random_bytes(slot_size * 9 + 123 + i * 31, seed)});
-      break;
-    case 5: // sparse: data, hole, data, hole at the end
-      f.push_back({random_bytes(slot_size / 2 + i, seed)});
-      f.push_back({"", slot_size * 3 + 7});
-      f.push_back({random_bytes(2 * slot_size + 5, seed + 1)});
-      f.push_back({"", 1000});
-      break;
-    case 6: // zeros only
-      f.push_back({"", slot_size * 2 + 11});
-      break;
-    case 7: // a hole at the start
-      f.push_back({"", 77});
-      f.push_back({random_bytes(3 * slot_size, seed)});
-      break;
-    }
-    files.push_back(std::move(f));
-  }
-  return files;
-}
-
-std::string content_of(const std::vector<Part>& parts) {
-  std::string s;
-  for (const Part& p : parts) {
-    s += p.zeros > 0 ? std::string(static_cast<size_t>(p.zeros), '\0') : p.bytes;
-  }
-  return s;
-}
-
-// The file as the writer left it: its bytes, and the mtime set after its last write.
-void check_written(const fs::path& p, const std::string& expected, time_t mtime) {
-  CHECK(*util::read_file(p) == expected);
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  CHECK(st.st_mtim.tv_sec == mtime);
-}
-
-// Feeds one file's parts in chunks of `chunk` bytes.
-Status feed(BackgroundWriter& w, const std::vector<Part>& parts, size_t chunk) {
-  for (const Part& p : parts) {
-    if (p.zeros > 0) {
-      TRY(w.zeros(p.zeros));
-      continue;
-    }
-    for (size_t at = 0; at < p.bytes.size(); at += chunk) {
-      TRY(w.data(p.bytes.data() + at, std::min(chunk, p.bytes.size() - at)));
-    }
-  }
-  return {};
-}
-
-} // namespace
-
 TEST_CASE("BackgroundWriter with several hash threads: every file's digest, writers x hashers",
           "[stream][writer]") {
   const auto [writers, hashers] =
@@ -389,20 +310,7 @@ TEST_CASE("BackgroundWriter with several hash threads: the first write error win
 
 TEST_CASE("BackgroundWriter with several hash threads: destroyed with work queued",
           "[stream][writer]") {
-  const fs::path base = fs::absolute("writer-hashers-drop");
-  fs::remove_all(base);
-  fs::create_directories(base);
-  const auto files = varied_files(4096, 24);
-  for (int round = 0; round < 5; ++round) {
-    BackgroundWriter w(6, 4096, 3, 4);
-    for (size_t i = 0; i < files.size(); ++i) {
-      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i);
-      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
-      REQUIRE(feed(w, files[i], 4096));
-      REQUIRE(w.end(std::nullopt));
-    }
-    // No drain: the destructor stops the threads and drops what is queued.
-  }
+  write_and_destroy("writer-hashers-drop", util::Fsync::no);
   SUCCEED("no hang, no crash");
 }
 
@@ -449,162 +357,4 @@ TEST_CASE("BackgroundWriter hashing in chunks: every chunk's digest, whatever th
       CHECK(*util::read_file(base / ("f" + std::to_string(i))) == expected);
     }
   }
-}
-
-namespace {
-
-// Two threads that spin until destroyed: the writer's threads and the sync thread share the
-// cores with them, as with the extraction on a loaded machine.
-class Load {
-public:
-  Load() {
-    for (int i = 0; i < 2; ++i) {
-      m_threads.emplace_back([this] {
-        volatile uint64_t x = 0;
-        while (!m_stop.load(std::memory_order_relaxed)) {
-          x = x + 1;
-        }
-      });
-    }
-  }
-  ~Load() {
-    m_stop = true;
-    for (auto& t : m_threads) {
-      t.join();
-    }
-  }
-  Load(const Load&) = delete;
-  Load& operator=(const Load&) = delete;
-
-private:
-  std::atomic<bool> m_stop{false};
-  std::vector<std::thread> m_threads;
-};
-
-} // namespace
-
-TEST_CASE("BackgroundWriter syncing each file: every file whole and synced before it is done, "
-          "in loops under load",
-          "[stream][writer]") {
-  const size_t slot_size = 4096;
-  const fs::path base = fs::absolute("writer-sync");
-  const auto files = varied_files(slot_size, 24);
-  Load load;
-  for (int round = 0; round < 30; ++round) {
-    const size_t writers = 1 + static_cast<size_t>(round % 3);
-    const size_t hashers = 1 + static_cast<size_t>(round / 3 % 3);
-    const uint64_t chunk = round % 2 == 0 ? 0 : 2045;
-    CAPTURE(round, writers, hashers, chunk);
-    fs::remove_all(base);
-    fs::create_directories(base);
-    std::mutex mutex;
-    std::vector<size_t> reported; // by on_done, in its order
-    BackgroundWriter w(3, slot_size, writers, hashers, chunk);
-    w.sync_files = util::Fsync::yes;
-    w.on_done = [&](const BackgroundWriter::Done& d) {
-      std::lock_guard lock(mutex);
-      reported.push_back(d.index);
-    };
-    for (size_t i = 0; i < files.size(); ++i) {
-      const std::string name = "f" + std::to_string(i);
-      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
-      REQUIRE(feed(w, files[i], 1000 + i * 97));
-      REQUIRE(w.end(timespec{1700000000 + static_cast<time_t>(i), 0}));
-    }
-    auto done = w.drain();
-    REQUIRE(done);
-    REQUIRE(done->size() == files.size());
-    // The sync thread takes files as they complete: on_done reports each once, in that order.
-    std::vector<size_t> sorted = reported;
-    std::sort(sorted.begin(), sorted.end());
-    REQUIRE(sorted.size() == files.size());
-    for (size_t i = 0; i < files.size(); ++i) {
-      CAPTURE(i);
-      CHECK(sorted[i] == i);
-      const std::string expected = content_of(files[i]);
-      const BackgroundWriter::Done& d = (*done)[i];
-      CHECK(d.index == i);
-      CHECK(d.size == expected.size());
-      if (chunk == 0 || expected.size() <= chunk) {
-        CHECK(d.sha256 == util::sha256_hex(expected));
-      }
-      check_written(base / ("f" + std::to_string(i)), expected,
-                    1700000000 + static_cast<time_t>(i));
-    }
-  }
-}
-
-TEST_CASE("BackgroundWriter syncing each file: a file that cannot be synced is the error, no hang",
-          "[stream][writer]") {
-  const size_t slot_size = 4096;
-  const fs::path base = fs::absolute("writer-sync-error");
-  fs::remove_all(base);
-  fs::create_directories(base);
-  const auto files = varied_files(slot_size, 16);
-  const size_t bad = 5;
-  for (int round = 0; round < 10; ++round) {
-    CAPTURE(round);
-    BackgroundWriter w(3, slot_size, 1 + static_cast<size_t>(round % 2), 2);
-    w.sync_files = util::Fsync::yes;
-    size_t reported = 0;
-    w.on_done = [&](const BackgroundWriter::Done&) { ++reported; };
-    Status first;
-    size_t i = 0;
-    for (; i < files.size() && first; ++i) {
-      const std::string name = "r" + std::to_string(round) + "-f" + std::to_string(i);
-      util::Fd fd;
-      if (i == bad) {
-        // A pipe takes the file's few bytes into its buffer; fsync(2) refuses it (EINVAL).
-        int ends[2];
-        REQUIRE(::pipe(ends) == 0);
-        fd = util::Fd(ends[1]);
-        util::Fd reader(ends[0]); // open until the writer is gone (no SIGPIPE)
-        first = w.begin(std::move(fd), name, i);
-        if (first) {
-          first = w.data("tiny", 4);
-        }
-        if (first) {
-          first = w.end(std::nullopt);
-        }
-        auto done = w.drain(); // the reader still open: the error is the fsync's
-        REQUIRE_FALSE(done);
-        CHECK(done.error().code == ErrorCode::environment);
-        CHECK(done.error().message.find("fsync " + name) != std::string::npos);
-        break;
-      }
-      fd = *util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644);
-      first = w.begin(std::move(fd), name, i);
-      if (first) {
-        first = feed(w, files[i], 1500);
-      }
-      if (first) {
-        first = w.end(std::nullopt);
-      }
-    }
-    REQUIRE(i == bad);
-    CHECK(reported <= bad); // files before it that were synced first; never the pipe
-    auto again = w.drain();
-    REQUIRE_FALSE(again);
-    CHECK(again.error().message.find("fsync") != std::string::npos);
-  }
-}
-
-TEST_CASE("BackgroundWriter syncing each file: destroyed with files waiting for their fsync",
-          "[stream][writer]") {
-  const fs::path base = fs::absolute("writer-sync-drop");
-  fs::remove_all(base);
-  fs::create_directories(base);
-  const auto files = varied_files(4096, 24);
-  for (int round = 0; round < 5; ++round) {
-    BackgroundWriter w(6, 4096, 3, 4);
-    w.sync_files = util::Fsync::yes;
-    for (size_t i = 0; i < files.size(); ++i) {
-      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i);
-      REQUIRE(w.begin(*util::open_fd(base / name, O_WRONLY | O_CREAT | O_EXCL, 0644), name, i));
-      REQUIRE(feed(w, files[i], 4096));
-      REQUIRE(w.end(std::nullopt));
-    }
-    // No drain: the destructor stops the threads, the sync thread among them.
-  }
-  SUCCEED("no hang, no crash");
 }
