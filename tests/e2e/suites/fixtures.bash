@@ -1,5 +1,6 @@
 #!/bin/bash
-# Self-test of tests/fixtures (mkrelease.py, mkmirror.sh, the stubs) and of lib.bash.
+# Self-test of tests/fixtures (mkrelease.py, mkmirror.sh, the stubs) and of lib.bash's
+# nginx and standard-mirror helpers (its other helpers and assertions: suites/testlib.bash).
 # Needs no cudnnctl binary: gcc, python3, tar/xz, readelf, curl and nginx.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 
@@ -33,8 +34,6 @@ names() { sed -E 's/^([^ ]+ +){5}//; s/ -> .*$//' "$1"; }
 # kv KEY [FILE]: value of KEY=VALUE in FILE (default $OUT)
 kv() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2) }' "${2:-$OUT}"; }
 expect_kv() { expect_eq "$(kv "$1")" "$2" "probe $1"; }
-# must_fail CMD...: run a lib.bash assertion in a subshell with its report silenced
-must_fail() { (exec {_E2E_ERRFD}>/dev/null; "$@"); }
 
 # expect_layout LISTING TOP X.Y.Z: the exact member list, modes, owners, order and links
 expect_layout() {
@@ -563,75 +562,6 @@ stop_nginx "$PID2"
 expect_exit '!0' curl -sS -o /dev/null "$URL2/blob"
 kill -0 "$PID1" 2>/dev/null || fail "stop_nginx PID stopped the other server too"
 expect_exit 0 curl -sSf -o /dev/null "$URL1/SHA256SUMS"
-
-###############################################################################################
-TEST "lib.bash: new_root layout"
-R=$(new_root)
-expect_dir "$R/etc/ld.so.conf.d"
-expect_eq "$(cat "$R/etc/ld.so.conf")" 'include /etc/ld.so.conf.d/*.conf'
-expect_eq "$(ls -A "$R/etc/ld.so.conf.d" | wc -l)" 0 "entries in ld.so.conf.d"
-expect_eq "$(ls -A "$R" | tr '\n' ' ')" "etc " "top level of the root"
-case $R in "$E2E_TMP"/*) ;; *) fail "root $R is not under \$E2E_TMP" ;; esac
-R2=$(new_root)
-expect_ne "$R" "$R2" "two roots"
-
-TEST "lib.bash: tree_snapshot sees content, mode, symlink and new-file changes"
-mkdir -p "$R/a/b"
-echo one >"$R/a/b/f"
-ln -s f "$R/a/b/l"
-tree_snapshot "$R" >"$E2E_TMP/s0"
-tree_snapshot "$R" >"$E2E_TMP/s1"
-cmp -s "$E2E_TMP/s0" "$E2E_TMP/s1" || fail "snapshot is not stable"
-ug="$(id -u):$(id -g)"
-expect_contains "$E2E_TMP/s0" "a/b/l l 0777 $ug - ->f"
-expect_contains "$E2E_TMP/s0" "a/b/f f 0644 $ug 4 $(echo one | sha256sum | cut -d' ' -f1)"
-changed() { tree_snapshot "$R" >"$E2E_TMP/s2"; ! cmp -s "$E2E_TMP/s0" "$E2E_TMP/s2" || fail "missed: $1"; }
-echo two >"$R/a/b/f"
-changed "content"
-echo one >"$R/a/b/f"
-chmod 600 "$R/a/b/f"
-changed "mode"
-chmod 644 "$R/a/b/f"
-ln -sfn g "$R/a/b/l"
-changed "symlink target"
-ln -sfn f "$R/a/b/l"
-touch "$R/a/new"
-changed "new file"
-rm "$R/a/new"
-tree_snapshot "$R" >"$E2E_TMP/s3"
-cmp -s "$E2E_TMP/s0" "$E2E_TMP/s3" || fail "snapshot differs after undoing every change"
-expect_exit 1 tree_snapshot "$E2E_TMP/does-not-exist"
-
-TEST "lib.bash: every assertion can fail"
-F=$E2E_TMP/assert
-echo hello >"$F"
-ln -sfn nowhere "$E2E_TMP/dangle"
-expect_exit 1 must_fail expect_eq a b
-expect_exit 0 must_fail expect_eq a a
-expect_exit 1 must_fail expect_ne a a
-expect_exit 1 must_fail expect_exit 3 false
-expect_exit 1 must_fail expect_exit '!0' true
-expect_exit 1 must_fail expect_contains "$F" bye
-expect_exit 1 must_fail expect_contains "$E2E_TMP/none" hello
-expect_exit 1 must_fail expect_not_contains "$F" hell
-expect_exit 1 must_fail expect_file "$E2E_TMP/none"
-expect_exit 1 must_fail expect_file "$E2E_TMP/dangle"
-expect_exit 1 must_fail expect_no_file "$F"
-expect_exit 1 must_fail expect_no_file "$E2E_TMP/dangle"
-expect_exit 1 must_fail expect_dir "$F"
-expect_exit 1 must_fail expect_symlink "$E2E_TMP/dangle" elsewhere
-expect_exit 1 must_fail expect_symlink "$F" hello
-expect_exit 0 must_fail expect_symlink "$E2E_TMP/dangle" nowhere
-echo '{"active": {"version": "9.1.0.70"}, "ok": true, "n": 2}' >"$F.json"
-expect_exit 0 must_fail expect_json 'd["active"]["version"]' 9.1.0.70 "$F.json"
-expect_exit 1 must_fail expect_json 'd["active"]["version"]' 9.2.0.82 "$F.json"
-expect_exit 1 must_fail expect_json 'd["missing"]' x "$F.json"
-expect_exit 1 must_fail expect_json 'd["n"]' 2 "$F"
-expect_exit 0 must_fail expect_json 'd["ok"]' true "$F.json"
-expect_exit 1 must_fail fail "message"
-expect_exit 125 must_fail skip "reason"
-expect_exit 125 bash -c 'CUDNNCTL= && source "$0" && cudnnctl --help' "$E2E_DIR/lib.bash"
-expect_exit 0 bash -c 'CUDNNCTL=/bin/echo && source "$0" && expect_exit 0 cudnnctl hi && expect_contains "$OUT" hi' "$E2E_DIR/lib.bash"
 
 TEST "lib.bash: std_mirror builds once and prints the path"
 SM=$(std_mirror)
